@@ -1,0 +1,41 @@
+# depparse — every target creates the virtual environment when it is missing.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+export DEPPARSE_CORPORA ?= $(abspath ../shared/corpora)
+
+.PHONY: venv test test-nojit test-all bench lint demo clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+## Fast test suite (what CI runs).
+test: $(STAMP)
+	$(PY) -m pytest -q
+
+## Same suite with numba disabled (pure Python, for coverage/debugging; slow).
+test-nojit: $(STAMP)
+	NUMBA_DISABLE_JIT=1 DEPPARSE_FAST_TESTS=1 $(PY) -m pytest -q
+
+## Everything, including tests marked slow.
+test-all: $(STAMP)
+	$(PY) -m pytest -q -m ''
+
+bench: $(STAMP)
+	$(PY) benchmarks/bench_mst.py
+
+lint: $(STAMP)
+	$(PY) -m ruff check depparse tests benchmarks
+
+clean-cache:  ## numba caches do not notice edits to kernels in other modules
+	find depparse -name "*.nbi" -delete -o -name "*.nbc" -delete
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +
