@@ -163,3 +163,43 @@ def grandparent_head_automaton(h, arc, sibling, grand, grandsib, u=None, v=None,
     """
     pt = compile_dense(arc, sibling, grand, grandsib)
     return _decode_one(pt, h, u, v, single_root)
+
+
+@nb.njit(cache=True)
+def decode_z(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, single_root):
+    """``argmax_{z in Z} f(z)``: every head automaton decoded on its own (Koo et al. Eq. 3).
+
+    This is the decoding step of training over Z (Sec. 6): no spanning-tree constraint.
+
+    Returns
+    -------
+    mods : (N, N) bool
+        ``mods[h, m]`` when automaton ``h`` takes ``m``.
+    gpar : (N,) int64
+        The grandparent chosen by each automaton (``-1`` for none).
+    """
+    N = arc.shape[0]
+    Wm = 1
+    for h in range(N):
+        for d in range(2):
+            if cand_len[h, d] + 1 > Wm:
+                Wm = cand_len[h, d] + 1
+    delta = np.empty(Wm)
+    back = np.empty(Wm, dtype=np.int64)
+    take = np.zeros((2, Wm), dtype=np.int64)
+    best_take = np.zeros((2, Wm), dtype=np.int64)
+    zero = np.zeros((N, N))
+    mods = np.zeros((N, N), dtype=np.bool_)
+    gpar = np.full(N, -1, dtype=np.int64)
+    for h in range(N):
+        _, gi = _decode_head(h, arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off,
+                             1.0, zero, zero, single_root, delta, back, take, best_take)
+        if gi < 0:
+            continue
+        gpar[h] = gp[gp_off[h] + gi]
+        for d in range(2):
+            c0 = cand_off[h, d]
+            for i in range(cand_len[h, d]):
+                if best_take[d, i] == 1:
+                    mods[h, cand[c0 + i]] = True
+    return mods, gpar

@@ -16,9 +16,11 @@ Details, each from the paper:
 * an iteration cap ``K`` (5000 by default); without agreement the ``y^(k)`` with the best
   full-model score is returned, uncertified (Sec. 7.5).
 
-Besides agreement, a zero duality gap also certifies: ``L(u) <= f(y) + tol`` for a tree ``y``
-means ``y`` is optimal (weak duality, Eq. 9).  This matters when ties make ``y`` and ``z``
-differ at an optimum, where the subgradient step would be zero forever.
+Besides agreement, a zero duality gap also certifies: ``L(u) <= f(y) + eps`` for a tree ``y``
+means ``y`` is optimal (weak duality, Eq. 9); ``eps = tol * max(|L(u)|, max |part score|)``
+only absorbs floating-point rounding (no absolute floor, so tiny scores are handled exactly).
+This matters when ties make ``y`` and ``z`` differ at an optimum, where the subgradient step
+would be zero forever.
 """
 
 from __future__ import annotations
@@ -137,6 +139,17 @@ def _dual_decompose(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_
     dual = np.empty(max_iter)
     primal = np.empty(max_iter)
     recomputed = np.empty(max_iter)
+    # magnitude of the part scores: the gap tolerance is relative to it (no absolute floor)
+    scale = 0.0
+    for h in range(N):
+        for m in range(N):
+            a = arc[h, m]
+            if a != NEG_INF and abs(a) > scale:
+                scale = abs(a)
+    for i in range(tab.shape[0]):
+        a = tab[i]
+        if a != NEG_INF and abs(a) > scale:
+            scale = abs(a)
     step0 = 0.0
     eta = 0
     prev_dual = np.inf
@@ -196,7 +209,7 @@ def _dual_decompose(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_
             best_heads[:] = yh
             best_score = f
             break
-        if L < np.inf and L - best_score <= tol * max(1.0, abs(L)):
+        if L < np.inf and L - best_score <= tol * max(scale, abs(L)):
             cert = True  # zero duality gap: best_heads is optimal
             break
         # step size (Appendix A.1)

@@ -1,0 +1,387 @@
+"""Hashed part features (Numba), close to McDonald et al. (2005) and Carreras (2007).
+
+Every feature is a tuple of small integers (a template id and the ids of its atoms), hashed
+with a 64-bit multiply-xorshift mix into ``[0, 2^bits)``, the index of its weight.  Four part
+families, as used by Koo et al. (2010, Sec. 6):
+
+* **arc** ``(h, m)``: lower-cased forms, UPOS, lemmas, 3-letter prefixes and suffixes, their
+  conjunctions (McDonald et al. 2005 unigram and bigram templates), the UPOS of the words in
+  between (each distinct tag once), the surrounding UPOS ``h-1, h+1, m-1, m+1`` and the UD
+  morphological features (FEATS) of each word paired with both UPOS.  Every template is
+  emitted twice: conjoined with the direction alone, and with direction and bucketed distance.
+* **sibling** ``(h, s, m)`` on one side of ``h``: ``s`` is the previous modifier or START,
+  ``m`` the next or END (Koo et al. Example 1); conjoined with the direction.
+* **grandparent** ``(g, h, m)``, conjoined with both directions.
+* **grand-sibling** ``(g, h, s, m)``, at UPOS level.
+
+A single enumeration per family writes feature indices into a buffer; scoring (a dot product
+with the weights) and learning (adding to the weights) both use it, so they cannot disagree.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from .sentence import BOS, END, EOS, START
+
+__all__ = ["ARC", "SIB", "GRAND", "GSIB", "MAX_FEATS", "add_structure", "build_parts",
+           "fill_scores"]
+
+# part families
+ARC, SIB, GRAND, GSIB = 0, 1, 2, 3
+MAX_FEATS = 1024  # size of the index buffer; no part has more features than this
+MAX_MORPH = 24  # morphological features of a word that are used
+
+_M1 = np.uint64(0x9E3779B97F4A7C15)
+_M2 = np.uint64(0xBF58476D1CE4E5B9)
+_M3 = np.uint64(0x94D049BB133111EB)
+_S30 = np.uint64(30)
+_S27 = np.uint64(27)
+_S31 = np.uint64(31)
+
+
+@nb.njit(cache=True, inline="always")
+def _mix(hv, x):
+    """Fold the integer ``x`` into the running hash ``hv`` (splitmix64 finaliser)."""
+    z = (hv ^ np.uint64(x)) * _M1
+    z = (z ^ (z >> _S30)) * _M2
+    z = (z ^ (z >> _S27)) * _M3
+    return z ^ (z >> _S31)
+
+
+@nb.njit(cache=True, inline="always")
+def _t(tmpl, a):
+    return _mix(_mix(np.uint64(tmpl), a), 7)
+
+
+@nb.njit(cache=True, inline="always")
+def _put(buf, k, hv, att, mask):
+    buf[k] = np.int64(_mix(hv, att) & mask)
+    return k + 1
+
+
+@nb.njit(cache=True, inline="always")
+def _put2(buf, k, hv, att1, att2, mask):
+    buf[k] = np.int64(_mix(hv, att1) & mask)
+    buf[k + 1] = np.int64(_mix(hv, att2) & mask)
+    return k + 2
+
+
+@nb.njit(cache=True, inline="always")
+def _dist_bucket(d):
+    if d <= 5:
+        return d
+    if d <= 7:
+        return 6
+    if d <= 10:
+        return 7
+    if d <= 14:
+        return 8
+    if d <= 20:
+        return 9
+    if d <= 30:
+        return 10
+    return 11
+
+
+@nb.njit(cache=True, inline="always")
+def _ctx(upos, i):
+    if i < 0:
+        return BOS
+    if i >= upos.shape[0]:
+        return EOS
+    return upos[i]
+
+
+@nb.njit(cache=True)
+def arc_features(h, m, form, lemma, upos, prefix, suffix, feat_ptr, feat_ids, mask, buf):
+    """Write the indices of the features of arc ``h -> m`` into ``buf``; return their count."""
+    d = 1 if m > h else 0
+    dist = abs(m - h)
+    a1 = np.uint64(1 + d)  # direction
+    a2 = np.uint64(16 + d * 32 + _dist_bucket(dist))  # direction and distance
+    hw = form[h]
+    hp = upos[h]
+    hl = lemma[h]
+    mw = form[m]
+    mp = upos[m]
+    ml = lemma[m]
+    k = 0
+    k = _put2(buf, k, _t(1, 0), a1, a2, mask)  # bias
+    k = _put2(buf, k, _mix(_t(2, hw), hp), a1, a2, mask)
+    k = _put2(buf, k, _t(3, hw), a1, a2, mask)
+    k = _put2(buf, k, _t(4, hp), a1, a2, mask)
+    k = _put2(buf, k, _mix(_t(5, mw), mp), a1, a2, mask)
+    k = _put2(buf, k, _t(6, mw), a1, a2, mask)
+    k = _put2(buf, k, _t(7, mp), a1, a2, mask)
+    k = _put2(buf, k, _mix(_mix(_mix(_t(8, hw), hp), mw), mp), a1, a2, mask)
+    k = _put2(buf, k, _mix(_mix(_t(9, hp), mw), mp), a1, a2, mask)
+    k = _put2(buf, k, _mix(_mix(_t(10, hw), mw), mp), a1, a2, mask)
+    k = _put2(buf, k, _mix(_mix(_t(11, hw), hp), mp), a1, a2, mask)
+    k = _put2(buf, k, _mix(_mix(_t(12, hw), hp), mw), a1, a2, mask)
+    k = _put2(buf, k, _mix(_t(13, hw), mw), a1, a2, mask)
+    k = _put2(buf, k, _mix(_t(14, hp), mp), a1, a2, mask)
+    # lemmas
+    k = _put2(buf, k, _mix(_t(15, hl), ml), a1, a2, mask)
+    k = _put2(buf, k, _mix(_t(16, hl), mp), a1, a2, mask)
+    k = _put2(buf, k, _mix(_t(17, hp), ml), a1, a2, mask)
+    k = _put2(buf, k, _mix(_t(18, hl), hp), a1, a2, mask)
+    k = _put2(buf, k, _mix(_t(19, ml), mp), a1, a2, mask)
+    # affixes
+    k = _put2(buf, k, _mix(_t(20, suffix[h]), suffix[m]), a1, a2, mask)
+    k = _put2(buf, k, _mix(_mix(_t(21, suffix[h]), hp), mp), a1, a2, mask)
+    k = _put2(buf, k, _mix(_mix(_t(22, hp), suffix[m]), mp), a1, a2, mask)
+    k = _put2(buf, k, _mix(_mix(_t(23, prefix[h]), hp), mp), a1, a2, mask)
+    k = _put2(buf, k, _mix(_mix(_t(24, hp), prefix[m]), mp), a1, a2, mask)
+    # surrounding UPOS
+    hpl = _ctx(upos, h - 1)
+    hpr = _ctx(upos, h + 1)
+    mpl = _ctx(upos, m - 1)
+    mpr = _ctx(upos, m + 1)
+    k = _put2(buf, k, _mix(_mix(_mix(_t(25, hp), hpr), mpl), mp), a1, a2, mask)
+    k = _put2(buf, k, _mix(_mix(_mix(_t(26, hpl), hp), mpl), mp), a1, a2, mask)
+    k = _put2(buf, k, _mix(_mix(_mix(_t(27, hp), hpr), mp), mpr), a1, a2, mask)
+    k = _put2(buf, k, _mix(_mix(_mix(_t(28, hpl), hp), mp), mpr), a1, a2, mask)
+    k = _put2(buf, k, _mix(_mix(_t(29, hp), hpr), mp), a1, a2, mask)
+    k = _put2(buf, k, _mix(_mix(_t(30, hp), mpl), mp), a1, a2, mask)
+    k = _put2(buf, k, _mix(_mix(_t(31, hpl), hp), mp), a1, a2, mask)
+    k = _put2(buf, k, _mix(_mix(_t(32, hp), mp), mpr), a1, a2, mask)
+    # UPOS in between (each distinct tag once)
+    lo = min(h, m)
+    hi = max(h, m)
+    seen = np.uint64(0)
+    one = np.uint64(1)
+    for b in range(lo + 1, hi):
+        bp = upos[b]
+        bit = one << np.uint64(bp & 63)
+        if seen & bit:
+            continue
+        seen |= bit
+        k = _put2(buf, k, _mix(_mix(_t(33, hp), bp), mp), a1, a2, mask)
+    # morphology
+    cnt = 0
+    for j in range(feat_ptr[m], feat_ptr[m + 1]):
+        if cnt >= MAX_MORPH:
+            break
+        cnt += 1
+        k = _put(buf, k, _mix(_mix(_t(34, hp), mp), feat_ids[j]), a1, mask)
+    cnt = 0
+    for j in range(feat_ptr[h], feat_ptr[h + 1]):
+        if cnt >= MAX_MORPH:
+            break
+        cnt += 1
+        k = _put(buf, k, _mix(_mix(_t(35, hp), feat_ids[j]), mp), a1, mask)
+    return k
+
+
+@nb.njit(cache=True)
+def sib_features(h, s, m, d, form, upos, mask, buf):
+    """Features of the sibling transition ``s -> m`` of head ``h`` on side ``d``.
+
+    ``s = -1`` is START, ``m = -1`` is END.
+    """
+    a = np.uint64(64 + d)
+    hp = upos[h]
+    hw = form[h]
+    sp = START if s < 0 else upos[s]
+    sw = START if s < 0 else form[s]
+    mp = END if m < 0 else upos[m]
+    mw = END if m < 0 else form[m]
+    k = 0
+    k = _put(buf, k, _mix(_mix(_t(40, hp), sp), mp), a, mask)
+    k = _put(buf, k, _mix(_t(41, sp), mp), a, mask)
+    k = _put(buf, k, _mix(_t(42, sw), mw), a, mask)
+    k = _put(buf, k, _mix(_t(43, sw), mp), a, mask)
+    k = _put(buf, k, _mix(_t(44, sp), mw), a, mask)
+    k = _put(buf, k, _mix(_mix(_t(45, hw), sp), mp), a, mask)
+    k = _put(buf, k, _mix(_mix(_t(46, hp), sw), mp), a, mask)
+    k = _put(buf, k, _mix(_mix(_t(47, hp), sp), mw), a, mask)
+    if s >= 0 and m >= 0:
+        k = _put(buf, k, _mix(_mix(_mix(_t(48, hp), sp), mp), _dist_bucket(abs(m - s))), a,
+                 mask)
+    return k
+
+
+@nb.njit(cache=True)
+def grand_features(g, h, m, form, upos, mask, buf):
+    """Features of the grandparent part ``g -> h -> m``."""
+    a = np.uint64(128 + (2 if h > g else 0) + (1 if m > h else 0))
+    gp = upos[g]
+    gw = form[g]
+    hp = upos[h]
+    hw = form[h]
+    mp = upos[m]
+    mw = form[m]
+    k = 0
+    k = _put(buf, k, _mix(_mix(_t(50, gp), hp), mp), a, mask)
+    k = _put(buf, k, _mix(_t(51, gp), mp), a, mask)
+    k = _put(buf, k, _mix(_t(52, gw), mp), a, mask)
+    k = _put(buf, k, _mix(_t(53, gp), mw), a, mask)
+    k = _put(buf, k, _mix(_mix(_t(54, gw), hp), mp), a, mask)
+    k = _put(buf, k, _mix(_mix(_t(55, gp), hw), mp), a, mask)
+    k = _put(buf, k, _mix(_mix(_t(56, gp), hp), mw), a, mask)
+    k = _put(buf, k, _mix(_t(57, gw), mw), a, mask)
+    return k
+
+
+@nb.njit(cache=True)
+def gsib_features(g, h, s, m, d, upos, mask, buf):
+    """UPOS-level features of the grand-sibling part ``(g, h, s, m)`` (START/END as -1)."""
+    a = np.uint64(256 + (2 if h > g else 0) + d)
+    gp = upos[g]
+    hp = upos[h]
+    sp = START if s < 0 else upos[s]
+    mp = END if m < 0 else upos[m]
+    k = 0
+    k = _put(buf, k, _mix(_mix(_mix(_t(60, gp), hp), sp), mp), a, mask)
+    k = _put(buf, k, _mix(_mix(_t(61, gp), sp), mp), a, mask)
+    return k
+
+
+@nb.njit(cache=True, inline="always")
+def _dot(w, buf, k):
+    t = 0.0
+    for i in range(k):
+        t += w[buf[i]]
+    return t
+
+
+@nb.njit(cache=True)
+def fill_scores(form, lemma, upos, prefix, suffix, feat_ptr, feat_ids, w, mask, order, keep,
+                cand, cand_off, cand_len, gp, gp_off, gp_len, tab_off, arc, tab):
+    """Score every kept part of a sentence: ``arc`` (N, N) and the automaton tables ``tab``.
+
+    ``order`` is 0 (arcs only), 1 (+ siblings) or 2 (+ grandparents and grand-siblings).
+    Layout of the tables: :mod:`depparse.decode.parts`.
+    """
+    N = form.shape[0]
+    buf = np.empty(MAX_FEATS, dtype=np.int64)
+    for h in range(N):
+        for m in range(N):
+            if m != 0 and m != h and keep[h, m]:
+                k = arc_features(h, m, form, lemma, upos, prefix, suffix, feat_ptr, feat_ids,
+                                 mask, buf)
+                arc[h, m] = _dot(w, buf, k)
+            else:
+                arc[h, m] = -np.inf
+    if order == 0:
+        return
+    Wm = 1
+    for h in range(N):
+        for d in range(2):
+            if cand_len[h, d] + 1 > Wm:
+                Wm = cand_len[h, d] + 1
+    S = np.empty((Wm, Wm))
+    G = np.empty(Wm)
+    for h in range(N):
+        for d in range(2):
+            L = cand_len[h, d]
+            c0 = cand_off[h, d]
+            W1 = L + 1
+            if h == 0 and d == 0:
+                for gi in range(gp_len[h]):
+                    tab[tab_off[gp_off[h] + gi, d]] = 0.0  # the root has no left side
+                continue
+            for p in range(W1):
+                s = -1 if p == 0 else cand[c0 + p - 1]
+                for q in range(p, W1):
+                    m = -1 if q == L else cand[c0 + q]
+                    k = sib_features(h, s, m, d, form, upos, mask, buf)
+                    S[p, q] = _dot(w, buf, k)
+            for gi in range(gp_len[h]):
+                g = gp[gp_off[h] + gi]
+                o = tab_off[gp_off[h] + gi, d]
+                if order == 2 and g >= 0:
+                    for q in range(L):
+                        k = grand_features(g, h, cand[c0 + q], form, upos, mask, buf)
+                        G[q] = _dot(w, buf, k)
+                    G[L] = 0.0
+                for p in range(W1):
+                    s = -1 if p == 0 else cand[c0 + p - 1]
+                    for q in range(W1):
+                        if q < p:
+                            tab[o + p * W1 + q] = -np.inf
+                            continue
+                        v = S[p, q]
+                        if order == 2 and g >= 0:
+                            m = -1 if q == L else cand[c0 + q]
+                            k = gsib_features(g, h, s, m, d, upos, mask, buf)
+                            v += G[q] + _dot(w, buf, k)
+                        tab[o + p * W1 + q] = v
+
+
+@nb.njit(cache=True, inline="always")
+def _add(w, acc, c, buf, k, scale):
+    for i in range(k):
+        j = buf[i]
+        w[j] += scale
+        acc[j] += c * scale
+
+
+@nb.njit(cache=True)
+def add_structure(form, lemma, upos, prefix, suffix, feat_ptr, feat_ids, mask, order, mods, gpar,
+                  only, w, acc, c, scale):
+    """Add ``scale`` times the feature vector of a structure in Z to the weights.
+
+    The structure is given per head automaton: ``mods[h, m]`` (is ``m`` a modifier of ``h``)
+    and ``gpar[h]`` (the grandparent chosen by automaton ``h``; ignored unless ``order == 2``).
+    Only the automata ``h`` with ``only[h]`` are added.  For averaging, ``acc`` receives
+    ``c * scale`` for each feature (Daume's trick: the average is ``w - acc / c``).
+    """
+    N = form.shape[0]
+    buf = np.empty(MAX_FEATS, dtype=np.int64)
+    for h in range(N):
+        if not only[h]:
+            continue
+        g = gpar[h] if (order == 2 and h > 0) else -1
+        for d in range(2):
+            s = -1
+            if d == 0:
+                start, stop, step = h - 1, 0, -1
+            else:
+                start, stop, step = h + 1, N, 1
+            for m in range(start, stop, step):
+                if not mods[h, m]:
+                    continue
+                k = arc_features(h, m, form, lemma, upos, prefix, suffix, feat_ptr, feat_ids,
+                                 mask, buf)
+                _add(w, acc, c, buf, k, scale)
+                if order >= 1:
+                    k = sib_features(h, s, m, d, form, upos, mask, buf)
+                    _add(w, acc, c, buf, k, scale)
+                if g >= 0:
+                    k = grand_features(g, h, m, form, upos, mask, buf)
+                    _add(w, acc, c, buf, k, scale)
+                    k = gsib_features(g, h, s, m, d, upos, mask, buf)
+                    _add(w, acc, c, buf, k, scale)
+                s = m
+            if order >= 1 and not (h == 0 and d == 0):
+                k = sib_features(h, s, -1, d, form, upos, mask, buf)
+                _add(w, acc, c, buf, k, scale)
+                if g >= 0:
+                    k = gsib_features(g, h, s, -1, d, upos, mask, buf)
+                    _add(w, acc, c, buf, k, scale)
+
+
+def build_parts(enc, keep, w, bits, order):
+    """Score the kept parts of an encoded sentence into a :class:`~depparse.decode.PartTable`.
+
+    Parameters
+    ----------
+    enc : depparse.sentence.Encoded
+    keep : (N, N) bool
+        Kept arcs (pruning).
+    w : float64 array of size ``2**bits``
+    order : int
+        0 arcs only, 1 bigram siblings, 2 grandparent + siblings.
+    """
+    from .decode.parts import PartTable, build_layout
+
+    N = enc.n + 1
+    cand, cand_off, cand_len, gp, gp_off, gp_len, tab_off, size = build_layout(keep, order == 2)
+    arc = np.empty((N, N))
+    tab = np.zeros(size) if order == 0 else np.empty(size)  # order 0: no transition scores
+    fill_scores(*enc.arrays(), w, np.uint64((1 << bits) - 1), order, keep, cand, cand_off,
+                cand_len, gp, gp_off, gp_len, tab_off, arc, tab)
+    return PartTable(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, order == 2)

@@ -1,0 +1,316 @@
+"""Averaged structured perceptron over Z (Koo et al. 2010, Sec. 6; Collins 2002).
+
+For the ``sib`` and ``gs`` models the decoding step of training is ``argmax_{z in Z} w . phi``:
+every head automaton on its own, no spanning-tree constraint, so training needs dynamic
+programming only.  The ``mst`` model trains over Y with Chu-Liu-Edmonds.  With
+``train_over="Y"`` the sib/gs models decode with full dual decomposition instead.
+
+Averaging is lazy (Daume III 2006): besides the weights ``w`` we keep ``acc``, which receives
+``c * delta`` for every update ``delta`` made while processing example ``c + 1`` (``c``
+examples seen before it).  After ``C`` examples the average of the ``C`` weight vectors
+``w_1 .. w_C`` (the weights after each example) is ``sum_s delta_s (C - c_s) / C =
+w - acc / C``: equal to the eager average, without touching every weight at every step.
+
+Training is deterministic for a given seed (epoch ``e`` visits the examples in the order of
+``default_rng([seed, e]).permutation``), writes a checkpoint atomically after every epoch, and
+``resume`` continues from it with bit-identical results.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+
+from ..conllu_io import validate_tree
+from ..decode.automata import decode_z
+from ..features import add_structure, build_parts
+from ..model import Model, ModelConfig, atomic_savez
+from ..parser import Parser
+from ..sentence import Vocabularies
+from .pruner import train_pruner
+
+__all__ = ["TrainingDataError", "Trainer", "gold_structure", "train"]
+
+log = logging.getLogger(__name__)
+
+CKPT_VERSION = 1
+
+
+class TrainingDataError(ValueError):
+    """Training data that cannot be learned from (no gold tree); names file and line."""
+
+
+def gold_structure(heads):
+    """The Z-representation of a tree: ``mods[h, m] = heads[m] == h`` and ``gpar = heads``."""
+    N = heads.shape[0]
+    mods = np.zeros((N, N), dtype=bool)
+    mods[heads[1:], np.arange(1, N)] = True
+    return mods, heads.astype(np.int64)
+
+
+def check_training_sentences(sentences, what="training"):
+    """Raise :class:`TrainingDataError` for a sentence without a valid gold tree."""
+    for s in sentences:
+        if not s.has_gold_heads:
+            raise TrainingDataError(f"{s.source}:{s.line_no}: {what} sentence has no gold HEAD")
+        msg = validate_tree(s)
+        if msg:
+            raise TrainingDataError(f"{s.source}:{s.line_no}: {what} sentence: {msg}")
+
+
+class Trainer:
+    """State of a perceptron training run (see the module docstring)."""
+
+    def __init__(self, config: ModelConfig, vocab: Vocabularies, pruner=None, seed=0):
+        self.config = config
+        self.vocab = vocab
+        self.pruner = pruner
+        self.seed = int(seed)
+        D = 1 << config.bits
+        self.w = np.zeros(D)
+        self.acc = np.zeros(D)
+        self.c = 0.0  # examples seen so far
+        self.epoch = 0
+        self.history: list[dict] = []
+
+    # -- model views -----------------------------------------------------------------------
+    def averaged(self):
+        """Average of the weights after each example so far: ``w - acc / c``."""
+        if self.c == 0:
+            return self.w.copy()
+        return self.w - self.acc / self.c
+
+    def model(self, averaged=True, info=None) -> Model:
+        w = self.averaged() if averaged else self.w.copy()
+        return Model(self.config, self.vocab, w, self.pruner, None, info or {})
+
+    # -- one example -----------------------------------------------------------------------
+    def step(self, enc, heads, keep):
+        """Decode one example with the current weights and update on a mistake."""
+        cfg = self.config
+        order = cfg.order
+        mask = np.uint64((1 << cfg.bits) - 1)
+        gmods, gpar = gold_structure(heads)
+        parts = build_parts(enc, keep, self.w, cfg.bits, order)
+        if order == 0:
+            from ..decode.eisner import eisner
+            from ..decode.mst import chu_liu_edmonds
+            dec = eisner if cfg.projective else chu_liu_edmonds
+            pheads = dec(parts.arc, single_root=cfg.single_root)
+            pmods, ppar = gold_structure(pheads)
+        elif cfg.train_over == "Y":
+            from ..decode.dual import dual_decompose
+            r = dual_decompose(parts, alpha=cfg.alpha, max_iter=cfg.max_iter,
+                               single_root=cfg.single_root, projective=cfg.projective)
+            pmods, ppar = gold_structure(r.heads)
+        else:
+            pmods, ppar = decode_z(*parts.arrays(), cfg.single_root)
+        diff = (pmods != gmods).any(axis=1)
+        if order == 2:
+            diff[1:] |= ppar[1:] != gpar[1:]
+        if diff.any():
+            a = enc.arrays()
+            add_structure(*a, mask, order, gmods, gpar, diff, self.w, self.acc, self.c, 1.0)
+            add_structure(*a, mask, order, pmods, ppar, diff, self.w, self.acc, self.c, -1.0)
+        self.c += 1.0
+        return bool(diff.any())
+
+    def run_epoch(self, data, progress=None):
+        """One pass over ``data`` (list of (enc, heads, keep)) in the epoch's seeded order."""
+        order = np.random.default_rng([self.seed, self.epoch]).permutation(len(data))
+        mistakes = 0
+        for j, i in enumerate(order):
+            enc, heads, keep = data[i]
+            mistakes += self.step(enc, heads, keep)
+            if progress is not None:
+                progress(j + 1, enc.n)
+        self.epoch += 1
+        return mistakes
+
+    # -- checkpoints -----------------------------------------------------------------------
+    def save_checkpoint(self, path):
+        meta = {"ckpt_version": CKPT_VERSION, "epoch": self.epoch, "c": self.c,
+                "seed": self.seed, "config": asdict(self.config),
+                "vocab": self.vocab.to_json(), "history": self.history}
+        arrays = {"meta": np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
+                  "w": self.w, "acc": self.acc}
+        if self.pruner is not None:
+            arrays["pruner"] = self.pruner
+        atomic_savez(path, arrays)
+
+    @classmethod
+    def load_checkpoint(cls, path) -> Trainer:
+        with np.load(path, allow_pickle=False) as z:
+            meta = json.loads(z["meta"].tobytes().decode())
+            if meta.get("ckpt_version") != CKPT_VERSION:
+                raise ValueError(f"{path}: unsupported checkpoint version")
+            cfg = ModelConfig.from_dict(meta["config"])
+            t = cls(cfg, Vocabularies.from_json(meta["vocab"]),
+                    z["pruner"] if "pruner" in z.files else None, meta["seed"])
+            t.w = z["w"].copy()
+            t.acc = z["acc"].copy()
+        t.c = float(meta["c"])
+        t.epoch = int(meta["epoch"])
+        t.history = list(meta["history"])
+        return t
+
+
+def _keep_masks(parser, encoded, heads=None):
+    """Kept arcs of every sentence; with ``heads``, the gold arcs are always kept."""
+    out = []
+    for i, e in enumerate(encoded):
+        k = parser.keep_mask(e)
+        if heads is not None:
+            hd = heads[i]
+            k[hd[1:], np.arange(1, e.n + 1)] = True
+        out.append(k)
+    return out
+
+
+def _jackknife_keep_masks(config, encoded, heads, folds, pruner_epochs, seed):
+    """Kept arcs of the training sentences, each pruned by a pruner that did not see it.
+
+    A pruner trained on all of the training data is far more confident on it than on new
+    text, so the higher-order model would train on candidate sets much smaller than it meets
+    at test time.  With ``folds >= 2`` the training data is split into ``folds`` parts and each
+    part is pruned by a pruner trained on the others (jackknifing).  Gold arcs are always kept.
+    """
+    if folds < 2 or len(encoded) < 2 * folds:
+        return None
+    fold_of = np.random.default_rng([seed, 991]).permutation(len(encoded)) % folds
+    keep = [None] * len(encoded)
+    for f in range(folds):
+        tr = [i for i in range(len(encoded)) if fold_of[i] != f]
+        pw = train_pruner([encoded[i] for i in tr], [heads[i] for i in tr],
+                          bits=config.pruner_bits, epochs=pruner_epochs, seed=seed + 1 + f)
+        p = Parser(Model(config, None, np.zeros(1), pw))
+        for i in np.flatnonzero(fold_of == f):
+            k = p.keep_mask(encoded[i])
+            k[heads[i][1:], np.arange(1, encoded[i].n + 1)] = True
+            keep[i] = k
+    return keep
+
+
+def evaluate_heads(parser, dev, weights, max_iter=None):
+    """UAS, certificate rate and seconds/sentence on (enc, heads, keep) triples."""
+    correct = total = cert = 0
+    t0 = time.perf_counter()
+    for enc, heads, keep in dev:
+        r = parser.decode(enc, keep=keep, weights=weights, max_iter=max_iter)
+        correct += int((r.heads[1:] == heads[1:]).sum())
+        total += enc.n
+        cert += r.certificate
+    n = max(1, len(dev))
+    return {"uas": 100.0 * correct / max(1, total), "cert": 100.0 * cert / n,
+            "sec_per_sent": (time.perf_counter() - t0) / n}
+
+
+def train(train_sents, dev_sents=None, config: ModelConfig | None = None, epochs=10, seed=0,
+          checkpoint=None, resume=False, progress=True, dev_max_iter=None,
+          pruner_epochs=1, pruner_folds=4) -> Model:
+    """Train a model on gold-annotated sentences.
+
+    Parameters
+    ----------
+    train_sents, dev_sents : list of :class:`~depparse.conllu_io.Sentence`
+    config : ModelConfig
+    epochs : int
+        Perceptron epochs (total, counting epochs done before a resume).
+    seed : int
+    checkpoint : path, optional
+        Written atomically after every epoch.
+    resume : bool
+        Continue from ``checkpoint`` when it exists.
+    progress : bool
+        Show a progress bar (tqdm, on stderr).
+    dev_max_iter : int, optional
+        Iteration cap for the per-epoch dev evaluation (default: the model's).
+    pruner_epochs : int
+        Epochs of the pruner's training.
+    pruner_folds : int
+        Jackknife folds for pruning the training data (0 or 1: prune it with the final
+        pruner).
+
+    Returns
+    -------
+    Model
+        With averaged weights; ``info`` holds the per-epoch history and timings.
+    """
+    from tqdm import tqdm
+
+    config = config or ModelConfig()
+    check_training_sentences(train_sents)
+    if dev_sents:
+        check_training_sentences(dev_sents, "dev")
+    t_start = time.perf_counter()
+    trainer = None
+    if resume and checkpoint and Path(checkpoint).exists():
+        trainer = Trainer.load_checkpoint(checkpoint)
+        log.info("resuming from %s after epoch %d", checkpoint, trainer.epoch)
+        config = trainer.config
+        vocab = trainer.vocab
+    else:
+        vocab = Vocabularies.build(train_sents, config.min_count)
+    encoded = [vocab.encode(s) for s in train_sents]
+    heads = [np.asarray(s.heads, dtype=np.int64) for s in train_sents]
+    t_prune = 0.0
+    if trainer is None:
+        pruner = None
+        if config.order > 0:
+            t0 = time.perf_counter()
+            pruner = train_pruner(encoded, heads, bits=config.pruner_bits, epochs=pruner_epochs,
+                                  seed=seed)
+            t_prune = time.perf_counter() - t0
+            log.info("pruner trained in %.1f s", t_prune)
+        trainer = Trainer(config, vocab, pruner, seed)
+    parser = Parser(trainer.model(averaged=False))
+    train_keep = _jackknife_keep_masks(config, encoded, heads, pruner_folds, pruner_epochs,
+                                       seed) if config.order > 0 else None
+    if train_keep is None:
+        train_keep = _keep_masks(parser, encoded, heads)
+    data = list(zip(encoded, heads, train_keep, strict=True))
+    dev = None
+    if dev_sents:
+        denc = [vocab.encode(s) for s in dev_sents]
+        dheads = [np.asarray(s.heads, dtype=np.int64) for s in dev_sents]
+        dkeep = _keep_masks(parser, denc)
+        dev = list(zip(denc, dheads, dkeep, strict=True))
+        kept = sum(int(k.sum()) for k in dkeep)
+        hit = sum(int(k[h[1:], np.arange(1, e.n + 1)].sum()) for e, h, k in dev)
+        words = sum(e.n for e in denc)
+        trainer.history.append({"pruner_dev_recall": 100.0 * hit / words,
+                                "pruner_heads_per_word": kept / words})
+        log.info("pruner on dev: gold-arc recall %.2f%%, %.2f heads per word",
+                 100.0 * hit / words, kept / words)
+    nwords = sum(e.n for e in encoded)
+    while trainer.epoch < epochs:
+        t0 = time.perf_counter()
+        bar = tqdm(total=len(data), desc=f"epoch {trainer.epoch + 1}/{epochs}", unit="sent",
+                   disable=not progress, leave=False, mininterval=1.0)
+        mistakes = trainer.run_epoch(data, progress=lambda j, n, bar=bar: bar.update(1))
+        bar.close()
+        dt = time.perf_counter() - t0
+        rec = {"epoch": trainer.epoch, "mistakes": mistakes, "train_seconds": dt,
+               "sent_per_sec": len(data) / dt, "words_per_sec": nwords / dt}
+        if dev is not None:
+            rec.update({"dev_" + k: v for k, v in
+                        evaluate_heads(parser, dev, trainer.averaged(), dev_max_iter).items()})
+        trainer.history.append(rec)
+        msg = (f"epoch {trainer.epoch}/{epochs}: {len(data) / dt:.0f} sent/s, "
+               f"{mistakes} mistakes")
+        if dev is not None:
+            msg += f", dev UAS {rec['dev_uas']:.2f}, dev cert {rec['dev_cert']:.1f}%"
+        log.info(msg)
+        if progress:
+            tqdm.write(msg)
+        if checkpoint:
+            trainer.save_checkpoint(checkpoint)
+    info = {"history": trainer.history, "train_sentences": len(data), "train_words": nwords,
+            "pruner_seconds": t_prune, "seed": seed, "epochs": epochs,
+            "total_seconds": time.perf_counter() - t_start}
+    return trainer.model(averaged=True, info=info)

@@ -1,0 +1,148 @@
+"""Model files: configuration + vocabularies + weights, versioned, written atomically.
+
+A model is one ``.npz`` file (NumPy's zip of arrays; loaded with ``allow_pickle=False``, so
+it can never execute code) holding:
+
+``meta``      uint8 — UTF-8 JSON: ``{"format": "depparse-model", "version": 1, "config": {...},
+              "vocab": {...}, "info": {...}}``
+``weights``   float32 — averaged perceptron weights of the parser (hashed, ``2**bits``)
+``pruner``    float32 — weights of the arc-factored pruner (``2**pruner_bits``), if any
+``labeler``   float32 — weights of the dependency labeler, if any
+
+Loading a file that is not a model, is truncated or corrupt, or was written by a newer
+version of depparse raises :class:`ModelError` with a message that says which.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import zipfile
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+
+import numpy as np
+
+from .sentence import Vocabularies
+
+__all__ = ["ModelConfig", "Model", "ModelError", "FORMAT", "VERSION"]
+
+FORMAT = "depparse-model"
+VERSION = 1
+MODEL_TYPES = ("mst", "sib", "gs")
+
+
+class ModelError(Exception):
+    """A model file cannot be used (missing, corrupt, wrong format or version)."""
+
+
+@dataclass
+class ModelConfig:
+    """Everything that defines a model besides its weights."""
+
+    model: str = "gs"  # mst | sib | gs
+    bits: int = 22  # parser weights: 2**bits
+    pruner_bits: int = 22
+    prune_threshold: float = 1e-5
+    prune_max_heads: int = 20
+    projective: bool = False
+    single_root: bool = True
+    alpha: float = 0.001
+    max_iter: int = 5000
+    min_count: int = 1
+    train_over: str = "Z"  # Z (head automata only, Koo et al. Sec. 6) or Y (dual decomposition)
+    labeler_bits: int = 20
+    extra: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.model not in MODEL_TYPES:
+            raise ValueError(f"model must be one of {MODEL_TYPES}, got {self.model!r}")
+        if self.train_over not in ("Z", "Y"):
+            raise ValueError("train_over must be 'Z' or 'Y'")
+
+    @property
+    def order(self) -> int:
+        """0 arcs only, 1 + siblings, 2 + grandparents and grand-siblings."""
+        return MODEL_TYPES.index(self.model)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> ModelConfig:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in known})
+
+
+@dataclass
+class Model:
+    """A trained model (see the module docstring for the file format)."""
+
+    config: ModelConfig
+    vocab: Vocabularies
+    weights: np.ndarray
+    pruner: np.ndarray | None = None
+    labeler: np.ndarray | None = None
+    info: dict = field(default_factory=dict)
+
+    def save(self, path) -> None:
+        """Write the model to ``path`` atomically (temporary file, fsync, rename)."""
+        meta = {"format": FORMAT, "version": VERSION, "config": asdict(self.config),
+                "vocab": self.vocab.to_json(), "info": self.info}
+        arrays = {"meta": np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8),
+                  "weights": np.asarray(self.weights, dtype=np.float32)}
+        if self.pruner is not None:
+            arrays["pruner"] = np.asarray(self.pruner, dtype=np.float32)
+        if self.labeler is not None:
+            arrays["labeler"] = np.asarray(self.labeler, dtype=np.float32)
+        atomic_savez(path, arrays)
+
+    @classmethod
+    def load(cls, path) -> Model:
+        """Read a model file; raises :class:`ModelError` when it cannot be used."""
+        path = Path(path)
+        if not path.is_file():
+            raise ModelError(f"{path}: model file not found")
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                if "meta" not in z.files:
+                    raise ModelError(f"{path}: not a depparse model (no metadata)")
+                meta = json.loads(z["meta"].tobytes().decode("utf-8"))
+                if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+                    raise ModelError(f"{path}: not a depparse model file")
+                version = meta.get("version")
+                if not isinstance(version, int) or version > VERSION:
+                    raise ModelError(
+                        f"{path}: model format version {version} is newer than this depparse "
+                        f"supports ({VERSION}); upgrade depparse")
+                config = ModelConfig.from_dict(meta["config"])
+                vocab = Vocabularies.from_json(meta["vocab"])
+                weights = z["weights"].astype(np.float64)
+                pruner = z["pruner"].astype(np.float64) if "pruner" in z.files else None
+                labeler = z["labeler"].astype(np.float64) if "labeler" in z.files else None
+        except ModelError:
+            raise
+        except (zipfile.BadZipFile, OSError, ValueError, KeyError, EOFError,
+                UnicodeDecodeError, TypeError) as e:
+            raise ModelError(f"{path}: model file is corrupt or truncated ({e})") from None
+        if weights.shape != (1 << config.bits,):
+            raise ModelError(f"{path}: weights have {weights.shape[0]} entries, expected "
+                             f"2**{config.bits}: corrupt model file")
+        return cls(config, vocab, weights, pruner, labeler, meta.get("info", {}))
+
+
+def atomic_savez(path, arrays: dict) -> None:
+    """``np.savez_compressed`` to ``path`` via a temporary file in the same folder."""
+    path = Path(path)
+    directory = path.parent if str(path.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            np.savez_compressed(f, **arrays)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

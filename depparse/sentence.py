@@ -1,0 +1,172 @@
+"""Encoding of sentences into integer arrays for the feature kernels.
+
+A :class:`Vocab` maps the strings of one field (lower-cased forms, lemmas, UPOS, morphological
+features, prefixes, suffixes) to dense ids.  Ids 0-5 are reserved in every vocabulary:
+
+====  =========  ======================================================================
+id    name       used for
+====  =========  ======================================================================
+0     <UNK>      a string not seen in training (unknown words, unknown UPOS, ...)
+1     <ROOT>     every field of the artificial root (index 0 of a sentence)
+2     <BOS>      context positions before the root (``i - 1`` of index 0)
+3     <EOS>      context positions after the last word
+4     <START>    the START state of a head automaton (sibling features)
+5     <END>      the END state of a head automaton
+====  =========  ======================================================================
+
+An :class:`Encoded` sentence holds, for ``N = n + 1`` positions, int64 arrays ``form``,
+``lemma``, ``upos``, ``prefix``, ``suffix`` and the morphological features in CSR form
+(``feat_ptr``, ``feat_ids``); position 0 is the root.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["Vocab", "Vocabularies", "Encoded", "SPECIALS", "UNK", "ROOT", "BOS", "EOS",
+           "START", "END"]
+
+SPECIALS = ("<UNK>", "<ROOT>", "<BOS>", "<EOS>", "<START>", "<END>")
+UNK, ROOT, BOS, EOS, START, END = range(6)
+AFFIX = 3  # length of the prefix and suffix features
+
+
+class Vocab:
+    """String -> id map with the reserved ids of :data:`SPECIALS`."""
+
+    def __init__(self, items=()):
+        self.items: list[str] = list(SPECIALS)
+        self.index: dict[str, int] = {s: i for i, s in enumerate(SPECIALS)}
+        for it in items:
+            self.add(it)
+
+    def add(self, s: str) -> int:
+        i = self.index.get(s)
+        if i is None:
+            i = len(self.items)
+            self.items.append(s)
+            self.index[s] = i
+        return i
+
+    def get(self, s: str) -> int:
+        return self.index.get(s, UNK)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def to_list(self) -> list[str]:
+        return self.items[len(SPECIALS):]
+
+    @classmethod
+    def from_list(cls, items) -> Vocab:
+        return cls(items)
+
+
+def _feats(s: str) -> list[str]:
+    return [] if s in ("", "_") else s.split("|")
+
+
+def _lower(s: str) -> str:
+    return s.lower()
+
+
+@dataclass
+class Encoded:
+    """Integer arrays of one sentence (length ``N = n + 1``; index 0 is the root)."""
+
+    form: np.ndarray
+    lemma: np.ndarray
+    upos: np.ndarray
+    prefix: np.ndarray
+    suffix: np.ndarray
+    feat_ptr: np.ndarray
+    feat_ids: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return self.form.shape[0] - 1
+
+    def arrays(self):
+        """The arrays in the order the feature kernels take them."""
+        return (self.form, self.lemma, self.upos, self.prefix, self.suffix, self.feat_ptr,
+                self.feat_ids)
+
+
+class Vocabularies:
+    """All vocabularies of a model, built from training sentences.
+
+    Parameters
+    ----------
+    min_count : int
+        Lower-cased forms seen fewer times than this in training are mapped to ``<UNK>``
+        (so that the model learns weights for unknown words).
+    """
+
+    FIELDS = ("form", "lemma", "upos", "feat", "prefix", "suffix", "deprel")
+
+    def __init__(self, min_count: int = 1):
+        self.min_count = min_count
+        for f in self.FIELDS:
+            setattr(self, f, Vocab())
+
+    @classmethod
+    def build(cls, sentences, min_count: int = 1) -> Vocabularies:
+        v = cls(min_count)
+        counts: Counter = Counter()
+        for s in sentences:
+            for i in range(1, s.n + 1):
+                counts[_lower(s.forms[i])] += 1
+                v.lemma.add(_lower(s.lemmas[i]))
+                v.upos.add(s.upos[i])
+                for f in _feats(s.feats[i]):
+                    v.feat.add(f)
+                w = _lower(s.forms[i])
+                v.prefix.add(w[:AFFIX])
+                v.suffix.add(w[-AFFIX:])
+                v.deprel.add(s.rels[i])
+        for w, c in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+            if c >= min_count:
+                v.form.add(w)
+        return v
+
+    def encode(self, s) -> Encoded:
+        """Encode a :class:`depparse.conllu_io.Sentence`."""
+        N = s.n + 1
+        form = np.empty(N, dtype=np.int64)
+        lemma = np.empty(N, dtype=np.int64)
+        upos = np.empty(N, dtype=np.int64)
+        prefix = np.empty(N, dtype=np.int64)
+        suffix = np.empty(N, dtype=np.int64)
+        feat_ptr = np.zeros(N + 1, dtype=np.int64)
+        fl: list[int] = []
+        form[0] = lemma[0] = upos[0] = prefix[0] = suffix[0] = ROOT
+        fget = self.form.index.get
+        for i in range(1, N):
+            w = _lower(s.forms[i])
+            form[i] = fget(w, UNK)
+            lemma[i] = self.lemma.get(_lower(s.lemmas[i]))
+            upos[i] = self.upos.get(s.upos[i])
+            prefix[i] = self.prefix.get(w[:AFFIX])
+            suffix[i] = self.suffix.get(w[-AFFIX:])
+            for f in _feats(s.feats[i]):
+                j = self.feat.index.get(f)
+                if j is not None:
+                    fl.append(j)
+            feat_ptr[i + 1] = len(fl)
+        return Encoded(form, lemma, upos, prefix, suffix, feat_ptr,
+                       np.asarray(fl, dtype=np.int64))
+
+    def to_json(self) -> dict:
+        d = {f: getattr(self, f).to_list() for f in self.FIELDS}
+        d["min_count"] = self.min_count
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict) -> Vocabularies:
+        v = cls(int(d.get("min_count", 1)))
+        for f in cls.FIELDS:
+            setattr(v, f, Vocab.from_list(d[f]))
+        return v

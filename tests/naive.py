@@ -1,0 +1,314 @@
+"""Slow, obviously-correct twins of the decoders in :mod:`depparse.decode`, used as test oracles.
+
+Pure Python and numpy, no numba, and no code from ``depparse``: the part semantics below are
+written from the tensor encoding documented in :mod:`depparse.decode.parts`, independently of
+``score_tree`` (the tests check that the two agree).
+
+Conventions: ``scores[h, m]``, root 0, ``N = n + 1``, ``heads[0] = -1``.
+
+Full model (Koo et al. 2010, Sec. 3 Example 1 and Sec. 5 Example 3).  For every head ``h`` and
+every side, the modifiers of ``h`` on that side are read *outwards* (closest first) and framed
+by START (encoded as ``h`` itself) and END (``0`` on the left side, ``N`` on the right side).
+Each consecutive pair ``(s, m)`` of that sequence scores ``sibling[h, s, m]`` and, for
+``h >= 1`` with head ``g = heads[h]``, also ``grandsib[g, h, s, m]``; every modifier ``m`` of
+``h >= 1`` scores ``grand[g, h, m]``.  The root has only a right side and no grandparent.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+__all__ = [
+    "all_trees",
+    "all_projective_trees",
+    "is_tree",
+    "is_projective",
+    "naive_arc_score",
+    "naive_score",
+    "head_parts",
+    "tree_parts",
+    "best_arc_factored",
+    "best_full",
+    "tree_scores_full",
+    "brute_head_automaton",
+]
+
+_TREES: dict = {}
+_INDEX: dict = {}
+
+
+# ---------------------------------------------------------------------------------------------
+# trees
+# ---------------------------------------------------------------------------------------------
+
+
+def is_tree(heads) -> bool:
+    """True when ``heads`` is a tree rooted at 0: ``heads[0] == -1``, every word has a head in
+    ``0..n`` other than itself, and following heads from any word reaches 0 (no cycle)."""
+    heads = [int(x) for x in heads]
+    N = len(heads)
+    if N < 1 or heads[0] != -1:
+        return False
+    for m in range(1, N):
+        if not (0 <= heads[m] < N) or heads[m] == m:
+            return False
+    for m in range(1, N):
+        seen = set()
+        v = m
+        while v != 0:
+            if v in seen:
+                return False
+            seen.add(v)
+            v = heads[v]
+    return True
+
+
+def _ancestors(heads, m):
+    out = set()
+    v = m
+    while v != -1:
+        out.add(v)
+        v = heads[v]
+    return out  # m itself and everything above it, root included
+
+
+def is_projective(heads) -> bool:
+    """True when every arc ``h -> m`` dominates every word strictly between ``h`` and ``m``
+    (the root is at position 0, left of every word)."""
+    heads = [int(x) for x in heads]
+    for m in range(1, len(heads)):
+        h = heads[m]
+        for k in range(min(h, m) + 1, max(h, m)):
+            if h not in _ancestors(heads, k):
+                return False
+    return True
+
+
+def all_trees(n: int, single_root: bool = False) -> np.ndarray:
+    """Every tree rooted at 0 over ``n`` words, as an ``(T, n+1)`` int64 array (cached).
+
+    Enumerates all ``n^n`` head assignments with :func:`itertools.product` and keeps trees;
+    with ``single_root`` only those with exactly one word attached to the root.
+    """
+    key = ("all", n, bool(single_root))
+    if key not in _TREES:
+        if single_root:
+            full = all_trees(n, False)
+            trees = full[(full[:, 1:] == 0).sum(axis=1) == 1]
+        else:
+            choices = [[h for h in range(n + 1) if h != m] for m in range(1, n + 1)]
+            rows = [(-1,) + hs for hs in itertools.product(*choices) if is_tree((-1,) + hs)]
+            trees = np.array(rows, dtype=np.int64).reshape(len(rows), n + 1)
+        trees.setflags(write=False)
+        _TREES[key] = trees
+    return _TREES[key]
+
+
+def all_projective_trees(n: int, single_root: bool = False) -> np.ndarray:
+    """Every projective tree over ``n`` words (filtered from :func:`all_trees`; cached)."""
+    key = ("proj", n, bool(single_root))
+    if key not in _TREES:
+        full = all_trees(n, single_root)
+        trees = full[[is_projective(t) for t in full]]
+        trees.setflags(write=False)
+        _TREES[key] = trees
+    return _TREES[key]
+
+
+# ---------------------------------------------------------------------------------------------
+# parts and scores
+# ---------------------------------------------------------------------------------------------
+
+
+def head_parts(h: int, mods, N: int, g=None):
+    """The higher-order parts of head ``h`` with modifier set ``mods`` and head ``g`` of ``h``.
+
+    Returns ``(sib, grand, gsib)``: lists of index tuples into ``sibling`` ``(h, s, m)``,
+    ``grand`` ``(g, h, m)`` and ``grandsib`` ``(g, h, s, m)``.  ``g = None`` means no
+    grandparent (the root, or a sibling-only model): then ``grand`` and ``gsib`` are empty.
+    """
+    mods = set(int(m) for m in mods)
+    left = [m for m in range(h - 1, 0, -1) if m in mods]  # outwards
+    right = [m for m in range(h + 1, N) if m in mods]
+    sides = [(right, N)] if h == 0 else [(left, 0), (right, N)]
+    sib, grand, gsib = [], [], []
+    for side_mods, end in sides:
+        seq = [h] + side_mods + [end]  # START is encoded as h
+        for s, m in zip(seq[:-1], seq[1:], strict=True):
+            sib.append((h, s, m))
+            if g is not None:
+                gsib.append((g, h, s, m))
+        if g is not None:
+            grand.extend((g, h, m) for m in side_mods)
+    return sib, grand, gsib
+
+
+def tree_parts(heads, use_g: bool):
+    """All parts of a tree: ``(arcs, sib, grand, gsib)`` as lists of index tuples."""
+    heads = [int(x) for x in heads]
+    N = len(heads)
+    arcs = [(heads[m], m) for m in range(1, N)]
+    sib, grand, gsib = [], [], []
+    for h in range(N):
+        mods = [m for m in range(1, N) if heads[m] == h]
+        g = heads[h] if (use_g and h > 0) else None
+        s, gr, gs = head_parts(h, mods, N, g)
+        sib += s
+        grand += gr
+        gsib += gs
+    return arcs, sib, grand, gsib
+
+
+def naive_arc_score(heads, scores) -> float:
+    """Sum of ``scores[heads[m], m]`` over the words."""
+    return float(sum(scores[int(heads[m]), m] for m in range(1, len(heads))))
+
+
+def naive_score(heads, arc, sibling=None, grand=None, grandsib=None) -> float:
+    """Full-model score of a tree, one part at a time (missing tensors count as zero; the
+    grandparent parts are used when ``grand`` or ``grandsib`` is given)."""
+    use_g = grand is not None or grandsib is not None
+    arcs, sib, gr, gs = tree_parts(heads, use_g)
+    total = 0.0
+    for i in arcs:
+        total += arc[i]
+    if sibling is not None:
+        for i in sib:
+            total += sibling[i]
+    if grand is not None:
+        for i in gr:
+            total += grand[i]
+    if grandsib is not None:
+        for i in gs:
+            total += grandsib[i]
+    return float(total)
+
+
+def _flat(idx_lists, shape, width):
+    """Flat indices into ``array.ravel()`` padded with ``prod(shape)`` (a zero slot)."""
+    size = int(np.prod(shape))
+    out = np.full((len(idx_lists), max(width, 1)), size, dtype=np.int64)
+    for r, idx in enumerate(idx_lists):
+        if idx:
+            out[r, : len(idx)] = np.ravel_multi_index(tuple(np.array(idx).T), shape)
+    return out
+
+
+def _index(trees: np.ndarray, use_g: bool):
+    """Per-tree padded flat part indices (cached per tree set), built from :func:`tree_parts`."""
+    key = (id(trees), trees.shape, use_g)
+    if key not in _INDEX:
+        N = trees.shape[1]
+        parts = [tree_parts(t, use_g) for t in trees]
+        width = 3 * N + 1
+        _INDEX[key] = (
+            trees,  # keep the array alive so its id stays unique
+            _flat([p[0] for p in parts], (N, N), width),
+            _flat([p[1] for p in parts], (N, N, N + 1), width),
+            _flat([p[2] for p in parts], (N, N, N), width),
+            _flat([p[3] for p in parts], (N, N, N, N + 1), width),
+        )
+    return _INDEX[key][1:]
+
+
+def _gather(tensor, idx):
+    padded = np.append(np.asarray(tensor, dtype=np.float64).ravel(), 0.0)
+    return padded[idx].sum(axis=1)
+
+
+def tree_scores_full(trees, arc, sibling=None, grand=None, grandsib=None) -> np.ndarray:
+    """Full-model scores of every tree in ``trees`` (vectorised :func:`naive_score`)."""
+    use_g = grand is not None or grandsib is not None
+    ia, isib, igr, igs = _index(trees, use_g)
+    total = _gather(arc, ia)
+    if sibling is not None:
+        total = total + _gather(sibling, isib)
+    if grand is not None:
+        total = total + _gather(grand, igr)
+    if grandsib is not None:
+        total = total + _gather(grandsib, igs)
+    return total
+
+
+def _argmax(trees, scores):
+    if len(trees) == 0:
+        return None, -np.inf
+    k = int(np.argmax(scores))
+    if scores[k] == -np.inf:
+        return None, -np.inf
+    return trees[k].copy(), float(scores[k])
+
+
+def best_arc_factored(scores, single_root=False, projective=False):
+    """Brute-force best tree under arc scores: ``(heads, value)``, or ``(None, -inf)`` when no
+    tree has a finite score."""
+    scores = np.asarray(scores, dtype=np.float64)
+    n = scores.shape[0] - 1
+    trees = (all_projective_trees if projective else all_trees)(n, single_root)
+    if n == 0:
+        return np.array([-1], dtype=np.int64), 0.0
+    vals = scores[trees[:, 1:], np.arange(1, n + 1)].sum(axis=1)
+    return _argmax(trees, vals)
+
+
+def best_full(arc, sibling=None, grand=None, grandsib=None, single_root=False, projective=False):
+    """Brute-force best tree under the full model: ``(heads, value)`` or ``(None, -inf)``."""
+    n = np.asarray(arc).shape[0] - 1
+    trees = (all_projective_trees if projective else all_trees)(n, single_root)
+    return _argmax(trees, tree_scores_full(trees, arc, sibling, grand, grandsib))
+
+
+# ---------------------------------------------------------------------------------------------
+# head automata
+# ---------------------------------------------------------------------------------------------
+
+
+def automaton_value(h, mods, g, arc, sibling, grand=None, grandsib=None, u=None, v=None):
+    """Objective of the automaton of head ``h`` for modifier set ``mods`` and grandparent ``g``
+    (``None`` for none): ``f_h + sum_m (arc[h, m] - u[h, m]) - v[g, h]``."""
+    N = arc.shape[0]
+    sib, gr, gs = head_parts(h, mods, N, g)
+    total = 0.0
+    for i in sib:
+        total += sibling[i]
+    for i in gr:
+        total += 0.0 if grand is None else grand[i]
+    for i in gs:
+        total += 0.0 if grandsib is None else grandsib[i]
+    for m in mods:
+        total += arc[h, m] - (0.0 if u is None else u[h, m])
+    if g is not None and v is not None:
+        total -= v[g, h]
+    return float(total)
+
+
+def brute_head_automaton(h, arc, sibling, grand=None, grandsib=None, u=None, v=None,
+                         single_root=False, grandparents=False):
+    """Best ``(mods, g, value)`` of the automaton of head ``h`` by enumeration.
+
+    Modifier sets range over all subsets of the words ``m >= 1``, ``m != h`` with a finite
+    ``arc[h, m]`` (exactly one of them for ``h = 0`` with ``single_root``).  With
+    ``grandparents`` and ``h >= 1``, ``g`` ranges over the words with finite ``arc[g, h]``;
+    otherwise ``g`` is ``None``.  ``mods`` is a sorted tuple; ``(None, None, -inf)`` when
+    there is no feasible choice.
+    """
+    arc = np.asarray(arc, dtype=np.float64)
+    N = arc.shape[0]
+    cands = [m for m in range(1, N) if m != h and np.isfinite(arc[h, m])]
+    if h == 0 and single_root:
+        subsets = [(m,) for m in cands]
+    else:
+        subsets = [c for r in range(len(cands) + 1) for c in itertools.combinations(cands, r)]
+    if grandparents and h > 0:
+        gps = [g for g in range(N) if g != h and np.isfinite(arc[g, h])]
+    else:
+        gps = [None]
+    best = (None, None, -np.inf)
+    for g in gps:
+        for mods in subsets:
+            val = automaton_value(h, mods, g, arc, sibling, grand, grandsib, u, v)
+            if best[0] is None or val > best[2]:
+                best = (mods, g, val)
+    return best
