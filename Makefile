@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 export DEPPARSE_CORPORA ?= $(abspath ../shared/corpora)
 
-.PHONY: venv test test-nojit test-all bench lint demo clean
+.PHONY: venv test test-nojit test-all bench lint demo model table1 clean clean-cache
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -30,11 +30,25 @@ test-all: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/bench_mst.py
 
+## Parse corpora/sample.conllu with the shipped English model; print trees, UAS/LAS,
+## certificates; write out/demo/ (parsed file, JSON and HTML report).
+demo: $(STAMP)
+	$(PY) -m depparse.demo
+
+## Rebuild the shipped model models/en_ewt_gs.npz (+ model card) from the corpora.
+model: $(STAMP)
+	$(PY) benchmarks/make_model.py
+
+## Koo et al. Table 1 on six UD treebanks -> benchmarks/results/table1.md (long).
+table1: $(STAMP)
+	$(PY) benchmarks/table1.py
+
 lint: $(STAMP)
 	$(PY) -m ruff check depparse tests benchmarks
 
-clean-cache:  ## numba caches do not notice edits to kernels in other modules
+clean-cache:  ## numba caches (keyed by a hash of the sources, see depparse/__init__.py)
 	find depparse -name "*.nbi" -delete -o -name "*.nbc" -delete
+	rm -rf depparse/__pycache__/numba
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

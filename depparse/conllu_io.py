@@ -449,12 +449,16 @@ def _decode(data: bytes, first_line: int, path: str) -> tuple[str, ConlluError |
         return data[:bol].decode("utf-8"), exc
 
 
-def _line_batches(f: Any, path: str) -> Iterator[tuple[list[str], bool]]:
+def _line_batches(
+    f: Any, path: str, tolerant: bool = False
+) -> Iterator[tuple[list[str], bool]]:
     """Yield ``(lines, terminated)`` batches; lines are split on ``\\n`` only.
 
     The ``\\n`` is removed, a ``\\r`` before it is kept.  ``terminated`` is False only
     for the final batch when the file does not end with ``\\n`` (its last line is then
-    unterminated).
+    unterminated).  ``tolerant``: invalid UTF-8 bytes are decoded as lone surrogates
+    (``surrogateescape``) instead of raising; :func:`_parse_stream` then rejects their
+    sentence alone.
     """
     pending: Any = None
     nl: Any = None
@@ -481,7 +485,10 @@ def _line_batches(f: Any, path: str) -> Iterator[tuple[list[str], bool]]:
         data = data[:cut]
         error = None
         if nl == b"\n":
-            data, error = _decode(data, line_no, path)
+            if tolerant:
+                data = data.decode("utf-8", "surrogateescape")
+            else:
+                data, error = _decode(data, line_no, path)
         lines = data.split("\n")
         lines.pop()
         if lines:
@@ -492,7 +499,10 @@ def _line_batches(f: Any, path: str) -> Iterator[tuple[list[str], bool]]:
     if pending:
         error = None
         if nl == b"\n":
-            text, error = _decode(pending, line_no, path)
+            if tolerant:
+                text = pending.decode("utf-8", "surrogateescape")
+            else:
+                text, error = _decode(pending, line_no, path)
             if error is None:
                 yield [text], False
             else:
@@ -699,8 +709,43 @@ def _build(lines: list[str], eols: list[str], start: int, path: str, prefix: str
     return s
 
 
-def _parse_stream(f: Any, path: str) -> Iterator[Sentence]:
+_SURROGATE_RE = re.compile("[\\udc80-\\udcff]")
+
+
+def _utf8_error(line: str, path: str, line_no: int) -> ConlluError:
+    """The error for a line decoded with ``surrogateescape`` that holds invalid UTF-8."""
+    raw = line.encode("utf-8", "surrogateescape")
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        bad = raw[err.start : err.end]
+        return ConlluError(
+            path, line_no, f"invalid UTF-8 byte(s) {bad!r} at byte {err.start + 1} of the line"
+        )
+    return ConlluError(path, line_no, "invalid UTF-8")  # pragma: no cover
+
+
+def _build_or_skip(
+    block: list[str], eols: list[str], start: int, path: str, prefix: str,
+    bad: ConlluError | None, on_error: Any,
+) -> Sentence | None:
+    """:func:`_build`; in tolerant mode (``on_error``) a bad block is reported and skipped."""
+    if on_error is None:
+        return _build(block, eols, start, path, prefix)
+    try:
+        if bad is not None:
+            raise bad
+        return _build(block, eols, start, path, prefix)
+    except ConlluError as err:
+        on_error(err)
+        return None
+
+
+def _parse_stream(f: Any, path: str, on_error: Any = None) -> Iterator[Sentence]:
     """Split a stream into sentence blocks and build them (see iter_conllu)."""
+    tolerant = on_error is not None
+    bad: ConlluError | None = None  # tolerant mode: invalid UTF-8 in the current block
+    skipped = False  # tolerant mode: the last block was skipped (drop its separator)
     block: list[str] = []
     eols: list[str] = []
     start = 0
@@ -710,7 +755,7 @@ def _parse_stream(f: Any, path: str) -> Iterator[Sentence]:
     first_done = False
     crlf_warned = False
     line_no = 0
-    for batch, terminated in _line_batches(f, path):
+    for batch, terminated in _line_batches(f, path, tolerant):
         last = len(batch) - 1
         for idx, line in enumerate(batch):
             line_no += 1
@@ -746,27 +791,35 @@ def _parse_stream(f: Any, path: str) -> Iterator[Sentence]:
                         yield prev
                         prev = None
                     start = line_no
+                    skipped = False
+                if tolerant and bad is None and _SURROGATE_RE.search(line):
+                    bad = _utf8_error(line, path, line_no)
                 block.append(line)
                 eols.append(eol)
             else:
                 if block:
-                    prev = _build(block, eols, start, path, "" if first_done else "".join(prefix))
-                    first_done = True
+                    pre = "" if first_done else "".join(prefix)
+                    prev = _build_or_skip(block, eols, start, path, pre, bad, on_error)
+                    first_done = first_done or prev is not None
+                    skipped = prev is None
+                    bad = None
                     block = []
                     eols = []
                 if prev is None:
-                    prefix.append(line + eol)
+                    if not skipped:
+                        prefix.append(line + eol)
                 else:
                     sep.append(line + eol)
     if block:
-        prev = _build(block, eols, start, path, "" if first_done else "".join(prefix))
+        pre = "" if first_done else "".join(prefix)
+        prev = _build_or_skip(block, eols, start, path, pre, bad, on_error)
     elif prev is not None:
         prev._sep = "".join(sep)
     if prev is not None:
         yield prev
 
 
-def iter_conllu(path_or_file: PathOrFile) -> Iterator[Sentence]:
+def iter_conllu(path_or_file: PathOrFile, *, on_error: Any = None) -> Iterator[Sentence]:
     """Iterate over the sentences of a CoNLL-U file.
 
     Parameters
@@ -774,6 +827,10 @@ def iter_conllu(path_or_file: PathOrFile) -> Iterator[Sentence]:
     path_or_file : str, os.PathLike or file object
         A path (``"-"`` is an ordinary file name here), or an open file object in binary
         mode (preferred: exact bytes) or text mode.  File objects are not closed.
+    on_error : callable, optional
+        Tolerant reading: a malformed sentence block (including one with invalid UTF-8)
+        is passed to ``on_error(ConlluError)`` and skipped instead of raising, and reading
+        goes on with the next block (``depparse parse --skip-bad``).
 
     Yields
     ------
@@ -795,20 +852,22 @@ def iter_conllu(path_or_file: PathOrFile) -> Iterator[Sentence]:
     if isinstance(path_or_file, (str, bytes, os.PathLike)):
         name = os.fsdecode(path_or_file)
         with open(path_or_file, "rb") as f:
-            yield from _parse_stream(f, name)
+            yield from _parse_stream(f, name, on_error)
     elif hasattr(path_or_file, "read"):
-        yield from _parse_stream(path_or_file, _stream_name(path_or_file))
+        yield from _parse_stream(path_or_file, _stream_name(path_or_file), on_error)
     else:
         raise TypeError(f"expected a path or a file object, got {type(path_or_file).__name__}")
 
 
-def read_conllu(path_or_file: PathOrFile) -> list[Sentence]:
+def read_conllu(path_or_file: PathOrFile, *, on_error: Any = None) -> list[Sentence]:
     """Read all sentences of a CoNLL-U file.
 
     Parameters
     ----------
     path_or_file : str, os.PathLike or file object
         See :func:`iter_conllu`.
+    on_error : callable, optional
+        Tolerant reading, see :func:`iter_conllu`.
 
     Returns
     -------
@@ -820,7 +879,7 @@ def read_conllu(path_or_file: PathOrFile) -> list[Sentence]:
     ConlluError
         On malformed input.
     """
-    return list(iter_conllu(path_or_file))
+    return list(iter_conllu(path_or_file, on_error=on_error))
 
 
 # ---------------------------------------------------------------------------------------

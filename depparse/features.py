@@ -95,7 +95,8 @@ def _ctx(upos, i):
 
 
 @nb.njit(cache=True)
-def arc_features(h, m, form, lemma, upos, prefix, suffix, feat_ptr, feat_ids, mask, buf):
+def arc_features(h, m, form, lemma, upos, xpos, prefix, suffix, feat_ptr, feat_ids, mask,
+                 buf):
     """Write the indices of the features of arc ``h -> m`` into ``buf``; return their count."""
     d = 1 if m > h else 0
     dist = abs(m - h)
@@ -134,6 +135,17 @@ def arc_features(h, m, form, lemma, upos, prefix, suffix, feat_ptr, feat_ids, ma
     k = _put2(buf, k, _mix(_mix(_t(22, hp), suffix[m]), mp), a1, a2, mask)
     k = _put2(buf, k, _mix(_mix(_t(23, prefix[h]), hp), mp), a1, a2, mask)
     k = _put2(buf, k, _mix(_mix(_t(24, hp), prefix[m]), mp), a1, a2, mask)
+    # XPOS (language-specific tags)
+    hx = xpos[h]
+    mx = xpos[m]
+    k = _put2(buf, k, _mix(_t(70, hx), mx), a1, a2, mask)
+    k = _put2(buf, k, _mix(_mix(_t(71, hw), hx), mx), a1, a2, mask)
+    k = _put2(buf, k, _mix(_mix(_t(72, hx), mw), mx), a1, a2, mask)
+    k = _put2(buf, k, _mix(_mix(_t(73, hx), mx), hp), a1, a2, mask)
+    k = _put2(buf, k, _mix(_mix(_mix(_t(74, hx), _ctx(xpos, h + 1)), _ctx(xpos, m - 1)), mx),
+              a1, a2, mask)
+    k = _put2(buf, k, _mix(_mix(_mix(_t(75, _ctx(xpos, h - 1)), hx), mx), _ctx(xpos, m + 1)),
+              a1, a2, mask)
     # surrounding UPOS
     hpl = _ctx(upos, h - 1)
     hpr = _ctx(upos, h + 1)
@@ -147,7 +159,12 @@ def arc_features(h, m, form, lemma, upos, prefix, suffix, feat_ptr, feat_ids, ma
     k = _put2(buf, k, _mix(_mix(_t(30, hp), mpl), mp), a1, a2, mask)
     k = _put2(buf, k, _mix(_mix(_t(31, hpl), hp), mp), a1, a2, mask)
     k = _put2(buf, k, _mix(_mix(_t(32, hp), mp), mpr), a1, a2, mask)
-    # UPOS in between (each distinct tag once)
+    # lexical context
+    k = _put2(buf, k, _mix(_mix(_t(76, hw), mpl), mp), a1, a2, mask)
+    k = _put2(buf, k, _mix(_mix(_t(77, hw), mp), mpr), a1, a2, mask)
+    k = _put2(buf, k, _mix(_mix(_t(78, hpl), hp), mw), a1, a2, mask)
+    k = _put2(buf, k, _mix(_mix(_t(79, hp), hpr), mw), a1, a2, mask)
+    # UPOS in between (each distinct tag once), and how often each tag occurs (capped at 3)
     lo = min(h, m)
     hi = max(h, m)
     seen = np.uint64(0)
@@ -159,6 +176,11 @@ def arc_features(h, m, form, lemma, upos, prefix, suffix, feat_ptr, feat_ids, ma
             continue
         seen |= bit
         k = _put2(buf, k, _mix(_mix(_t(33, hp), bp), mp), a1, a2, mask)
+        cnt = 0
+        for b2 in range(b, hi):
+            if upos[b2] == bp:
+                cnt += 1
+        k = _put(buf, k, _mix(_mix(_mix(_t(36, hp), bp), mp), min(cnt, 3)), a1, mask)
     # morphology
     cnt = 0
     for j in range(feat_ptr[m], feat_ptr[m + 1]):
@@ -176,7 +198,7 @@ def arc_features(h, m, form, lemma, upos, prefix, suffix, feat_ptr, feat_ids, ma
 
 
 @nb.njit(cache=True)
-def sib_features(h, s, m, d, form, upos, mask, buf):
+def sib_features(h, s, m, d, form, upos, xpos, mask, buf):
     """Features of the sibling transition ``s -> m`` of head ``h`` on side ``d``.
 
     ``s = -1`` is START, ``m = -1`` is END.
@@ -200,11 +222,14 @@ def sib_features(h, s, m, d, form, upos, mask, buf):
     if s >= 0 and m >= 0:
         k = _put(buf, k, _mix(_mix(_mix(_t(48, hp), sp), mp), _dist_bucket(abs(m - s))), a,
                  mask)
+    sx = START if s < 0 else xpos[s]
+    mx = END if m < 0 else xpos[m]
+    k = _put(buf, k, _mix(_mix(_t(49, xpos[h]), sx), mx), a, mask)
     return k
 
 
 @nb.njit(cache=True)
-def grand_features(g, h, m, form, upos, mask, buf):
+def grand_features(g, h, m, form, upos, xpos, mask, buf):
     """Features of the grandparent part ``g -> h -> m``."""
     a = np.uint64(128 + (2 if h > g else 0) + (1 if m > h else 0))
     gp = upos[g]
@@ -222,6 +247,7 @@ def grand_features(g, h, m, form, upos, mask, buf):
     k = _put(buf, k, _mix(_mix(_t(55, gp), hw), mp), a, mask)
     k = _put(buf, k, _mix(_mix(_t(56, gp), hp), mw), a, mask)
     k = _put(buf, k, _mix(_t(57, gw), mw), a, mask)
+    k = _put(buf, k, _mix(_mix(_t(58, xpos[g]), xpos[h]), xpos[m]), a, mask)
     return k
 
 
@@ -248,7 +274,7 @@ def _dot(w, buf, k):
 
 
 @nb.njit(cache=True)
-def fill_scores(form, lemma, upos, prefix, suffix, feat_ptr, feat_ids, w, mask, order, keep,
+def fill_scores(form, lemma, upos, xpos, prefix, suffix, feat_ptr, feat_ids, w, mask, order, keep,
                 cand, cand_off, cand_len, gp, gp_off, gp_len, tab_off, arc, tab):
     """Score every kept part of a sentence: ``arc`` (N, N) and the automaton tables ``tab``.
 
@@ -260,7 +286,7 @@ def fill_scores(form, lemma, upos, prefix, suffix, feat_ptr, feat_ids, w, mask, 
     for h in range(N):
         for m in range(N):
             if m != 0 and m != h and keep[h, m]:
-                k = arc_features(h, m, form, lemma, upos, prefix, suffix, feat_ptr, feat_ids,
+                k = arc_features(h, m, form, lemma, upos, xpos, prefix, suffix, feat_ptr, feat_ids,
                                  mask, buf)
                 arc[h, m] = _dot(w, buf, k)
             else:
@@ -287,14 +313,14 @@ def fill_scores(form, lemma, upos, prefix, suffix, feat_ptr, feat_ids, w, mask, 
                 s = -1 if p == 0 else cand[c0 + p - 1]
                 for q in range(p, W1):
                     m = -1 if q == L else cand[c0 + q]
-                    k = sib_features(h, s, m, d, form, upos, mask, buf)
+                    k = sib_features(h, s, m, d, form, upos, xpos, mask, buf)
                     S[p, q] = _dot(w, buf, k)
             for gi in range(gp_len[h]):
                 g = gp[gp_off[h] + gi]
                 o = tab_off[gp_off[h] + gi, d]
                 if order == 2 and g >= 0:
                     for q in range(L):
-                        k = grand_features(g, h, cand[c0 + q], form, upos, mask, buf)
+                        k = grand_features(g, h, cand[c0 + q], form, upos, xpos, mask, buf)
                         G[q] = _dot(w, buf, k)
                     G[L] = 0.0
                 for p in range(W1):
@@ -320,8 +346,8 @@ def _add(w, acc, c, buf, k, scale):
 
 
 @nb.njit(cache=True)
-def add_structure(form, lemma, upos, prefix, suffix, feat_ptr, feat_ids, mask, order, mods, gpar,
-                  only, w, acc, c, scale):
+def add_structure(form, lemma, upos, xpos, prefix, suffix, feat_ptr, feat_ids, mask, order, mods,
+                  gpar, only, w, acc, c, scale):
     """Add ``scale`` times the feature vector of a structure in Z to the weights.
 
     The structure is given per head automaton: ``mods[h, m]`` (is ``m`` a modifier of ``h``)
@@ -344,20 +370,20 @@ def add_structure(form, lemma, upos, prefix, suffix, feat_ptr, feat_ids, mask, o
             for m in range(start, stop, step):
                 if not mods[h, m]:
                     continue
-                k = arc_features(h, m, form, lemma, upos, prefix, suffix, feat_ptr, feat_ids,
+                k = arc_features(h, m, form, lemma, upos, xpos, prefix, suffix, feat_ptr, feat_ids,
                                  mask, buf)
                 _add(w, acc, c, buf, k, scale)
                 if order >= 1:
-                    k = sib_features(h, s, m, d, form, upos, mask, buf)
+                    k = sib_features(h, s, m, d, form, upos, xpos, mask, buf)
                     _add(w, acc, c, buf, k, scale)
                 if g >= 0:
-                    k = grand_features(g, h, m, form, upos, mask, buf)
+                    k = grand_features(g, h, m, form, upos, xpos, mask, buf)
                     _add(w, acc, c, buf, k, scale)
                     k = gsib_features(g, h, s, m, d, upos, mask, buf)
                     _add(w, acc, c, buf, k, scale)
                 s = m
             if order >= 1 and not (h == 0 and d == 0):
-                k = sib_features(h, s, -1, d, form, upos, mask, buf)
+                k = sib_features(h, s, -1, d, form, upos, xpos, mask, buf)
                 _add(w, acc, c, buf, k, scale)
                 if g >= 0:
                     k = gsib_features(g, h, s, -1, d, upos, mask, buf)

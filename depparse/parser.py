@@ -35,18 +35,26 @@ class ParseResult:
     primal: np.ndarray | None = None
     recomputed: np.ndarray | None = None
     kept_arcs: int = 0
+    best_changes: list | None = None
+    timed_out: bool = False
 
 
 class Parser:
     """Parse encoded sentences with a :class:`~depparse.model.Model`."""
 
-    def __init__(self, model: Model):
+    def __init__(self, model: Model, path=None):
         self.model = model
+        self.path = None if path is None else str(path)
         self.config = model.config
         self.order = model.config.order
         self.w = np.ascontiguousarray(model.weights, dtype=np.float64)
         self.pw = (None if model.pruner is None
                    else np.ascontiguousarray(model.pruner, dtype=np.float64))
+        self.labeler = None
+        if model.labeler is not None:
+            from .learn.labeler import Labeler
+
+            self.labeler = Labeler(model.vocab, model.labeler, model.config.labeler_bits)
 
     # -- pruning ---------------------------------------------------------------------------
     def keep_mask(self, enc, single_root=None):
@@ -65,7 +73,7 @@ class Parser:
 
     # -- decoding --------------------------------------------------------------------------
     def decode(self, enc, keep=None, max_iter=None, single_root=None, weights=None,
-               trace=False) -> ParseResult:
+               trace=False, time_limit=None) -> ParseResult:
         """Best tree of one encoded sentence.
 
         Parameters
@@ -80,7 +88,9 @@ class Parser:
         weights : array, optional
             Use these parser weights instead of the model's (training-time evaluation).
         trace : bool
-            Keep the per-iteration dual/primal/recomputed traces.
+            Keep the per-iteration dual/primal/recomputed traces and the best-tree history.
+        time_limit : float, optional
+            Anytime decoding: seconds for dual decomposition; then the best tree so far.
         """
         cfg = self.config
         t0 = time.perf_counter()
@@ -96,14 +106,128 @@ class Parser:
             return ParseResult(heads, True, 1, time.perf_counter() - t0,
                                kept_arcs=int(keep.sum()))
         r = dual_decompose(parts, alpha=cfg.alpha, max_iter=K, single_root=single,
-                           projective=cfg.projective)
+                           projective=cfg.projective, time_limit=time_limit)
         res = ParseResult(r.heads, r.certificate, r.iterations, time.perf_counter() - t0,
-                          kept_arcs=int(keep.sum()))
+                          kept_arcs=int(keep.sum()), timed_out=r.timed_out)
         if trace:
             res.dual, res.primal, res.recomputed = r.dual, r.primal, r.recomputed
+            res.best_changes = r.best_changes
         return res
 
     def parse_heads(self, sentences, **kwargs):
         """Decode a list of :class:`~depparse.conllu_io.Sentence`; returns ParseResults."""
         enc = self.model.vocab.encode
         return [self.decode(enc(s), **kwargs) for s in sentences]
+
+    # -- full parsing (heads + labels) -------------------------------------------------------
+    def parse_one(self, sentence, max_iter=None, single_root=None, time_limit=None,
+                  trace=False):
+        """Parse one sentence: returns ``(parsed_sentence, ParseResult)``.
+
+        Only HEAD and DEPREL change; DEPREL comes from the model's labeler (``_`` when the
+        model has none).
+        """
+        enc = self.model.vocab.encode(sentence)
+        r = self.decode(enc, max_iter=max_iter, single_root=single_root, trace=trace,
+                        time_limit=time_limit)
+        if self.labeler is not None:
+            rels = self.labeler.label_strings(enc, r.heads)
+        else:
+            rels = [""] * (sentence.n + 1)
+        return sentence.with_parse(r.heads, rels), r
+
+    def parse(self, sentences, *, max_iter=None, single_root=None, time_limit=None, jobs=1,
+              return_results=False, trace=None):
+        """Parse sentences (:class:`~depparse.conllu_io.Sentence`), in order.
+
+        Parameters
+        ----------
+        sentences : list of Sentence
+        max_iter : int, optional
+            Iteration cap K (default: the model's).
+        single_root : bool, optional
+            Default True (UD).
+        time_limit : float, optional
+            Seconds per sentence for dual decomposition (anytime decoding).
+        jobs : int
+            Worker processes (:mod:`depparse.parallel`); the output is identical to ``jobs=1``.
+        return_results : bool
+            Return ``(sentence, ParseResult)`` pairs instead of sentences.
+        trace : bool, optional
+            Keep dual/primal traces (default: when ``return_results``).
+
+        Returns
+        -------
+        list of Sentence, or of (Sentence, ParseResult)
+        """
+        trace = return_results if trace is None else trace
+        kw = dict(max_iter=max_iter, single_root=single_root, time_limit=time_limit,
+                  trace=trace)
+        if jobs > 1 and len(sentences) > 1:
+            from .parallel import parse_parallel
+
+            out = parse_parallel(self, sentences, jobs, kw)
+        else:
+            out = [self.parse_one(s, **kw) for s in sentences]
+        return out if return_results else [p for p, _ in out]
+
+    def parse_file(self, path, out=None, **kwargs):
+        """Parse a CoNLL-U file; write the result to ``out`` (atomically) when given."""
+        from .conllu_io import read_conllu, write_conllu
+
+        parsed = self.parse(read_conllu(path), **kwargs)
+        if out is not None:
+            write_conllu(parsed, out)
+        return parsed
+
+    def parse_text(self, text, **kwargs):
+        """Parse CoNLL-U text; returns CoNLL-U text (only HEAD and DEPREL changed)."""
+        import io
+
+        from .conllu_io import read_conllu, write_conllu
+
+        parsed = self.parse(read_conllu(io.BytesIO(text.encode("utf-8"))), **kwargs)
+        buf = io.BytesIO()
+        write_conllu(parsed, buf)
+        return buf.getvalue().decode("utf-8")
+
+    def make_report(self, docs, results, seconds, max_iter=None, single_root=None):
+        """The JSON parse report (per-sentence certificates, iterations, times, traces).
+
+        ``docs`` is a list of ``(file name, sentences)``; ``results`` the matching
+        ``(parsed sentence, ParseResult)`` pairs in the same order.
+        """
+        cfg = self.config
+        sents = []
+        i = 0
+        for fname, ss in docs:
+            for j, s in enumerate(ss):
+                _, r = results[i]
+                i += 1
+                gold = s.heads.tolist() if s.has_gold_heads else None
+                sents.append({
+                    "file": fname, "index": j, "sent_id": s.sent_id, "n": s.n,
+                    "certificate": bool(r.certificate), "iterations": int(r.iterations),
+                    "seconds": float(r.seconds), "timed_out": bool(r.timed_out),
+                    "dual": _round(r.dual), "primal": _round(r.primal),
+                    "recomputed": _round(r.recomputed),
+                    "best_changes": [[int(k), h.tolist()] for k, h in (r.best_changes or [])],
+                    "heads": r.heads.tolist(), "gold_heads": gold})
+        words = sum(s["n"] for s in sents)
+        cert = sum(s["certificate"] for s in sents)
+        return {
+            "format": "depparse-report", "version": 1,
+            "model": {"path": self.path, "model": cfg.model, "projective": cfg.projective,
+                      "bits": cfg.bits},
+            "max_iter": int(cfg.max_iter if max_iter is None else max_iter),
+            "single_root": bool(cfg.single_root if single_root is None else single_root),
+            "inputs": [f for f, _ in docs],
+            "summary": {"sentences": len(sents), "words": words, "certified": cert,
+                        "cert_rate": 100.0 * cert / max(1, len(sents)),
+                        "seconds": float(seconds),
+                        "words_per_sec": words / max(float(seconds), 1e-9)},
+            "sentences": sents}
+
+
+def _round(a):
+    return [] if a is None else [float(f"{x:.8g}") for x in np.asarray(a, dtype=float)]

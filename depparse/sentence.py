@@ -15,7 +15,8 @@ id    name       used for
 ====  =========  ======================================================================
 
 An :class:`Encoded` sentence holds, for ``N = n + 1`` positions, int64 arrays ``form``,
-``lemma``, ``upos``, ``prefix``, ``suffix`` and the morphological features in CSR form
+``lemma``, ``upos``, ``xpos`` (language-specific tag; ``_`` where a treebank has none),
+``prefix``, ``suffix`` and the morphological features in CSR form
 (``feat_ptr``, ``feat_ids``); position 0 is the root.
 """
 
@@ -80,6 +81,7 @@ class Encoded:
     form: np.ndarray
     lemma: np.ndarray
     upos: np.ndarray
+    xpos: np.ndarray
     prefix: np.ndarray
     suffix: np.ndarray
     feat_ptr: np.ndarray
@@ -91,8 +93,8 @@ class Encoded:
 
     def arrays(self):
         """The arrays in the order the feature kernels take them."""
-        return (self.form, self.lemma, self.upos, self.prefix, self.suffix, self.feat_ptr,
-                self.feat_ids)
+        return (self.form, self.lemma, self.upos, self.xpos, self.prefix, self.suffix,
+                self.feat_ptr, self.feat_ids)
 
 
 class Vocabularies:
@@ -105,7 +107,7 @@ class Vocabularies:
         (so that the model learns weights for unknown words).
     """
 
-    FIELDS = ("form", "lemma", "upos", "feat", "prefix", "suffix", "deprel")
+    FIELDS = ("form", "lemma", "upos", "xpos", "feat", "prefix", "suffix", "deprel")
 
     def __init__(self, min_count: int = 1):
         self.min_count = min_count
@@ -121,6 +123,7 @@ class Vocabularies:
                 counts[_lower(s.forms[i])] += 1
                 v.lemma.add(_lower(s.lemmas[i]))
                 v.upos.add(s.upos[i])
+                v.xpos.add(s.xpos[i])
                 for f in _feats(s.feats[i]):
                     v.feat.add(f)
                 w = _lower(s.forms[i])
@@ -138,17 +141,19 @@ class Vocabularies:
         form = np.empty(N, dtype=np.int64)
         lemma = np.empty(N, dtype=np.int64)
         upos = np.empty(N, dtype=np.int64)
+        xpos = np.empty(N, dtype=np.int64)
         prefix = np.empty(N, dtype=np.int64)
         suffix = np.empty(N, dtype=np.int64)
         feat_ptr = np.zeros(N + 1, dtype=np.int64)
         fl: list[int] = []
-        form[0] = lemma[0] = upos[0] = prefix[0] = suffix[0] = ROOT
+        form[0] = lemma[0] = upos[0] = xpos[0] = prefix[0] = suffix[0] = ROOT
         fget = self.form.index.get
         for i in range(1, N):
             w = _lower(s.forms[i])
             form[i] = fget(w, UNK)
             lemma[i] = self.lemma.get(_lower(s.lemmas[i]))
             upos[i] = self.upos.get(s.upos[i])
+            xpos[i] = self.xpos.get(s.xpos[i])
             prefix[i] = self.prefix.get(w[:AFFIX])
             suffix[i] = self.suffix.get(w[-AFFIX:])
             for f in _feats(s.feats[i]):
@@ -156,7 +161,7 @@ class Vocabularies:
                 if j is not None:
                     fl.append(j)
             feat_ptr[i + 1] = len(fl)
-        return Encoded(form, lemma, upos, prefix, suffix, feat_ptr,
+        return Encoded(form, lemma, upos, xpos, prefix, suffix, feat_ptr,
                        np.asarray(fl, dtype=np.int64))
 
     def to_json(self) -> dict:

@@ -25,20 +25,22 @@ would be zero forever.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 
 import numba as nb
 import numpy as np
 
 from .automata import _decode_head
 from .eisner import _eisner
-from .mst import NO_TREE, OK, NoSpanningTreeError, _cle
+from .mst import NO_TREE, OK, NoSpanningTreeError, _cle_workspace, _cle_ws
 from .parts import PartTable, compile_dense
 
 __all__ = ["DualResult", "dual_decompose", "dual_decompose_dense"]
 
 NEG_INF = -np.inf
 GAP_TOL = 1e-9
+STEP_RULE = int(__import__("os").environ.get("DEPPARSE_STEP_RULE", "0"))
 
 
 @dataclass
@@ -61,6 +63,12 @@ class DualResult:
         Fraction of head automata re-decoded in each iteration (Fig. 3).
     score : float
         Full-model score of ``heads``.
+    best_changes : list of (int, ndarray)
+        ``(iteration, heads)`` each time the best primal tree improved (at most
+        ``MAX_CHANGES``; the last entry is always the returned uncertified tree).  The tree
+        returned under a cap ``K`` is that of the last change at an iteration ``<= K``.
+    timed_out : bool
+        True when ``time_limit`` stopped the run.
     """
 
     heads: np.ndarray
@@ -70,6 +78,8 @@ class DualResult:
     primal: np.ndarray
     recomputed: np.ndarray
     score: float
+    best_changes: list = field(default_factory=list)
+    timed_out: bool = False
 
 
 @nb.njit(cache=True)
@@ -98,17 +108,17 @@ def _primal_score(yh, arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, ta
     return total
 
 
-@nb.njit(cache=True)
-def _dual_decompose(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, use_g,
-                    alpha, max_iter, single_root, projective, tol):
-    """The dual decomposition loop (Fig. 1 / Fig. 2).  See :func:`dual_decompose`.
+MAX_CHANGES = 256  # best-tree history kept per sentence (for reports of UAS vs K)
 
-    Returns ``(status, heads, cert, iters, dual, primal, recomputed, best_score)``.
-    """
+# indices into the scalar state arrays
+_F_BEST, _F_STEP0, _F_PREV, _F_SCALE = 0, 1, 2, 3
+_I_K, _I_ETA, _I_NCHG, _I_CERT, _I_DONE = 0, 1, 2, 3, 4
+
+
+@nb.njit(cache=True)
+def _dd_init(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, alpha, max_iter):
+    """Allocate the state of a dual decomposition run (see :func:`_dd_run`)."""
     N = arc.shape[0]
-    beta = 1.0 - alpha
-    u = np.zeros((N, N))
-    v = np.zeros((N, N))
     w = np.full((N, N), NEG_INF)  # MST weights alpha*theta + u + v on kept arcs
     for h in range(N):
         for d in range(2):
@@ -126,19 +136,6 @@ def _dual_decompose(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_
         for d in range(2):
             if cand_len[h, d] + 1 > Wmax:
                 Wmax = cand_len[h, d] + 1
-    delta_w = np.empty(Wmax)
-    back_w = np.empty(Wmax, dtype=np.int64)
-    take_w = np.zeros((2, Wmax), dtype=np.int64)
-    ztake = np.zeros((N, 2, Wmax), dtype=np.int64)  # z(h, cand) per head and side
-    zgi = np.full(N, -1, dtype=np.int64)  # chosen grandparent slot per head
-    zval = np.zeros(N)
-    dirty = np.ones(N, dtype=np.bool_)
-    yh = np.empty(N, dtype=np.int64)
-    best_heads = np.full(N, -1, dtype=np.int64)
-    best_score = NEG_INF
-    dual = np.empty(max_iter)
-    primal = np.empty(max_iter)
-    recomputed = np.empty(max_iter)
     # magnitude of the part scores: the gap tolerance is relative to it (no absolute floor)
     scale = 0.0
     for h in range(N):
@@ -150,25 +147,59 @@ def _dual_decompose(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_
         a = tab[i]
         if a != NEG_INF and abs(a) > scale:
             scale = abs(a)
-    step0 = 0.0
-    eta = 0
-    prev_dual = np.inf
-    iters = 0
-    cert = False
-    for k in range(max_iter):
-        iters = k + 1
+    fs = np.zeros(4)
+    fs[_F_BEST] = NEG_INF
+    fs[_F_PREV] = np.inf
+    fs[_F_SCALE] = scale
+    si = np.zeros(5, dtype=np.int64)
+    ncap = min(max_iter, MAX_CHANGES)
+    return (np.zeros((N, N)), np.zeros((N, N)), w, gpos,
+            np.zeros((N, 2, Wmax), dtype=np.int64),  # ztake: z(h, cand) per head and side
+            np.full(N, -1, dtype=np.int64),  # zgi: chosen grandparent slot per head
+            np.zeros(N),  # zval: automaton values
+            np.ones(N, dtype=np.bool_),  # dirty: automata to re-decode (lazy decoding)
+            np.full(N, -1, dtype=np.int64),  # best_heads
+            np.empty(max_iter), np.empty(max_iter), np.empty(max_iter),  # traces
+            np.zeros(ncap, dtype=np.int64), np.zeros((ncap, N), dtype=np.int64),  # history
+            fs, si)
+
+
+@nb.njit(cache=True)
+def _dd_run(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, use_g, alpha,
+            max_iter, single_root, projective, tol, k_end, step_rule,
+            u, v, w, gpos, ztake, zgi, zval, dirty, best_heads, dual, primal, recomputed,
+            chg_iter, chg_heads, fs, si):
+    """Run the dual decomposition loop (Fig. 1 / Fig. 2) from iteration ``si[_I_K]`` until
+    agreement, a zero gap, ``max_iter`` or ``k_end`` iterations.  Resumable: all state lives
+    in the arrays made by :func:`_dd_init`.
+
+    Returns a status: ``OK`` (stopped, see ``si[_I_DONE]``) or ``NO_TREE``.
+    """
+    N = arc.shape[0]
+    beta = 1.0 - alpha
+    Wmax = ztake.shape[2]
+    delta_w = np.empty(Wmax)
+    back_w = np.empty(Wmax, dtype=np.int64)
+    take_w = np.zeros((2, Wmax), dtype=np.int64)
+    yh = np.empty(N, dtype=np.int64)
+    inn, tin, oh, om = _cle_workspace(N)
+    ncap = chg_iter.shape[0]
+    scale = fs[_F_SCALE]
+    k = si[_I_K]
+    while k < max_iter and k < k_end:
+        si[_I_K] = k + 1
         # y-step: spanning tree under alpha*theta + u + v
         if projective:
             st = _eisner(w, single_root, yh)
         else:
-            st = _cle(w, single_root, yh)
+            st = _cle_ws(w, single_root, yh, inn, tin, oh, om)
         if st != OK:
-            return NO_TREE, best_heads, False, iters, dual[:0], primal[:0], recomputed[:0], \
-                best_score
+            si[_I_DONE] = 1
+            return NO_TREE
         yval = 0.0
         for m in range(1, N):
             yval += w[yh[m], m]
-        # z-step: head automata, lazily
+        # z-step: head automata, lazily (Sec. 7.4)
         nrec = 0
         for h in range(N):
             if dirty[h]:
@@ -187,9 +218,15 @@ def _dual_decompose(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_
         f = _primal_score(yh, arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off,
                           gpos, use_g)
         primal[k] = f
-        if f > best_score:
-            best_score = f
+        if f > fs[_F_BEST]:
+            fs[_F_BEST] = f
             best_heads[:] = yh
+            c = si[_I_NCHG]
+            if c >= ncap:
+                c = ncap - 1  # history full: the last slot keeps the latest best tree
+            chg_iter[c] = k + 1
+            chg_heads[c, :] = yh
+            si[_I_NCHG] = c + 1
         # agreement: y(h, m) = z(h, m) for all arcs, and z'(g, m) = y(g, m)
         agree = True
         for h in range(N):
@@ -205,20 +242,52 @@ def _dual_decompose(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_
                 if gp[gp_off[h] + zgi[h]] != yh[h]:
                     agree = False
         if agree:
-            cert = True
             best_heads[:] = yh
-            best_score = f
-            break
-        if L < np.inf and L - best_score <= tol * max(scale, abs(L)):
-            cert = True  # zero duality gap: best_heads is optimal
-            break
+            fs[_F_BEST] = f
+            si[_I_CERT] = 1
+            si[_I_DONE] = 1
+            return OK
+        if L < np.inf and L - fs[_F_BEST] <= tol * max(scale, abs(L)):
+            si[_I_CERT] = 1  # zero duality gap: best_heads is optimal
+            si[_I_DONE] = 1
+            return OK
         # step size (Appendix A.1)
         if k == 0:
-            step0 = L - f
-        elif L > prev_dual:
-            eta += 1
-        prev_dual = L
-        step = step0 / (1.0 + eta)
+            fs[_F_STEP0] = L - f
+            if step_rule == 1:
+                # normalised by the squared norm of the first subgradient (Polyak-style)
+                g2 = 0
+                for h in range(N):
+                    for d in range(2):
+                        c0 = cand_off[h, d]
+                        for i in range(cand_len[h, d]):
+                            if (ztake[h, d, i] == 1) != (yh[cand[c0 + i]] == h):
+                                g2 += 1
+                if use_g:
+                    for m in range(1, N):
+                        if gp[gp_off[m] + zgi[m]] != yh[m]:
+                            g2 += 2
+                fs[_F_STEP0] /= max(g2, 1)
+        elif L > fs[_F_PREV]:
+            si[_I_ETA] += 1
+        fs[_F_PREV] = L
+        step = fs[_F_STEP0] / (1.0 + si[_I_ETA])
+        if step_rule >= 2:
+            g2 = 0
+            for h in range(N):
+                for d in range(2):
+                    c0 = cand_off[h, d]
+                    for i in range(cand_len[h, d]):
+                        if (ztake[h, d, i] == 1) != (yh[cand[c0 + i]] == h):
+                            g2 += 1
+            if use_g:
+                for m in range(1, N):
+                    if gp[gp_off[m] + zgi[m]] != yh[m]:
+                        g2 += 2
+            if step_rule == 2:
+                step = (L - fs[_F_BEST]) / max(g2, 1)  # Polyak with the best primal
+            else:
+                step = fs[_F_STEP0] / np.sqrt(max(g2, 1)) / (1.0 + si[_I_ETA])
         # subgradient updates; lazy decoding marks the automata whose multipliers changed
         for h in range(N):
             for d in range(2):
@@ -243,12 +312,15 @@ def _dual_decompose(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_
                     v[gy, m] -= step
                     w[gy, m] -= step
                     dirty[m] = True
-    return OK, best_heads, cert, iters, dual[:iters], primal[:iters], recomputed[:iters], \
-        best_score
+        k += 1
+    if k >= max_iter:
+        si[_I_DONE] = 1
+    return OK
 
 
 def dual_decompose(parts: PartTable, *, alpha=0.001, max_iter=5000, single_root=False,
-                   projective=False, tol=GAP_TOL) -> DualResult:
+                   projective=False, tol=GAP_TOL, time_limit=None, chunk=25,
+                   step_rule=STEP_RULE) -> DualResult:
     """Decode a sentence with dual decomposition (Koo et al. 2010, Fig. 1 or Fig. 2).
 
     Parameters
@@ -266,6 +338,12 @@ def dual_decompose(parts: PartTable, *, alpha=0.001, max_iter=5000, single_root=
         Use Eisner's projective decoder for ``Y`` (Table 3: P-Sib, P-G+S).
     tol : float
         Relative duality-gap tolerance for the gap certificate.
+    time_limit : float, optional
+        Anytime decoding: stop after about this many seconds and return the best tree found
+        so far (uncertified unless a certificate was reached).  Checked every ``chunk``
+        iterations.
+    chunk : int
+        Iterations between two clock checks when ``time_limit`` is set.
 
     Returns
     -------
@@ -278,13 +356,30 @@ def dual_decompose(parts: PartTable, *, alpha=0.001, max_iter=5000, single_root=
     """
     if max_iter < 1:
         raise ValueError("max_iter must be >= 1")
-    status, heads, cert, iters, dual, primal, rec, score = _dual_decompose(
-        *parts.arrays(), parts.grandparents, float(alpha), int(max_iter), bool(single_root),
-        bool(projective), float(tol))
-    if status == NO_TREE:
-        raise NoSpanningTreeError("no spanning tree rooted at 0 exists under the kept arcs")
-    return DualResult(heads.copy(), bool(cert), int(iters), dual.copy(), primal.copy(),
-                      rec.copy(), float(score))
+    arrays = parts.arrays()
+    arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off = arrays
+    state = _dd_init(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, float(alpha),
+                     int(max_iter))
+    fs, si = state[-2], state[-1]
+    deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
+    k_end = int(max_iter) if deadline is None else 0
+    while True:
+        if deadline is not None:
+            k_end = min(int(max_iter), k_end + chunk)
+        status = _dd_run(*arrays, parts.grandparents, float(alpha), int(max_iter),
+                         bool(single_root), bool(projective), float(tol), k_end,
+                         int(step_rule), *state)
+        if status == NO_TREE:
+            raise NoSpanningTreeError("no spanning tree rooted at 0 exists under the kept arcs")
+        if si[_I_DONE] or (deadline is not None and time.perf_counter() >= deadline):
+            break
+    iters = int(si[_I_K])
+    best_heads, dual, primal, rec = state[8], state[9], state[10], state[11]
+    nchg = int(si[_I_NCHG])
+    changes = [(int(state[12][c]), state[13][c].copy()) for c in range(nchg)]
+    return DualResult(best_heads.copy(), bool(si[_I_CERT]), iters, dual[:iters].copy(),
+                      primal[:iters].copy(), rec[:iters].copy(), float(fs[_F_BEST]), changes,
+                      not bool(si[_I_DONE]))
 
 
 def dual_decompose_dense(arc, sibling, grand=None, grandsib=None, **kwargs) -> DualResult:

@@ -82,6 +82,14 @@ def _better(t1, w1, t2, w2):
 
 
 @nb.njit(cache=True)
+def _cle_workspace(N):
+    """Work arrays for :func:`_cle_ws` on graphs of up to ``N`` nodes (reusable)."""
+    M = 2 * N
+    return (np.empty((M, M)), np.empty((M, M), dtype=np.int64),
+            np.empty((M, M), dtype=np.int32), np.empty((M, M), dtype=np.int32))
+
+
+@nb.njit(cache=True)
 def _cle(scores, single_root, heads):
     """Chu-Liu-Edmonds kernel.  Writes the best tree into ``heads``; returns a status code.
 
@@ -99,6 +107,14 @@ def _cle(scores, single_root, heads):
     int
         ``OK`` (0) or ``NO_TREE`` (1) when no (single-root) spanning tree exists.
     """
+    inn, tin, oh, om = _cle_workspace(scores.shape[0])
+    return _cle_ws(scores, single_root, heads, inn, tin, oh, om)
+
+
+@nb.njit(cache=True)
+def _cle_ws(scores, single_root, heads, inn, tin, oh, om):
+    """:func:`_cle` with caller-provided work arrays (from :func:`_cle_workspace`), so that
+    repeated calls (dual decomposition) allocate nothing."""
     N = scores.shape[0]
     heads[0] = -1
     if N == 1:
@@ -106,15 +122,13 @@ def _cle(scores, single_root, heads):
     factor = _rescale(scores)
     M = 2 * N  # ids of contracted nodes are N, N+1, ... ; at most N-1 contractions
     # inn[y, x], tin[y, x]: weight (tier, score) of the arc x -> y between current nodes;
-    # in-arcs of y are contiguous.  oh/om: the input arc (oh -> om) it stands for.
-    inn = np.full((M, M), NEG_INF)
-    tin = np.zeros((M, M), dtype=np.int64)
-    oh = np.empty((M, M), dtype=np.int32)
-    om = np.empty((M, M), dtype=np.int32)
+    # in-arcs of y are contiguous.  oh/om: the input arc (oh -> om) it stands for.  Only
+    # rows/columns of nodes that exist are ever read; rows of contracted nodes are reset
+    # when they are created.
     for y in range(1, N):
         for x in range(N):
-            if x != y:
-                inn[y, x] = scores[x, y] * factor
+            inn[y, x] = scores[x, y] * factor if x != y else NEG_INF
+            tin[y, x] = 0
             oh[y, x] = x
             om[y, x] = y
         if single_root:
@@ -169,6 +183,9 @@ def _cle(scores, single_root, heads):
         r = n_nodes
         n_nodes += 1
         alive[r] = True
+        for x in range(n_nodes):
+            inn[r, x] = NEG_INF
+            inn[x, r] = NEG_INF
         for k in range(clen):
             v = cyc[k]
             alive[v] = False

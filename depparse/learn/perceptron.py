@@ -212,7 +212,7 @@ def evaluate_heads(parser, dev, weights, max_iter=None):
 
 def train(train_sents, dev_sents=None, config: ModelConfig | None = None, epochs=10, seed=0,
           checkpoint=None, resume=False, progress=True, dev_max_iter=None,
-          pruner_epochs=1, pruner_folds=4) -> Model:
+          pruner_epochs=1, pruner_folds=4, labeler_epochs=8) -> Model:
     """Train a model on gold-annotated sentences.
 
     Parameters
@@ -235,6 +235,8 @@ def train(train_sents, dev_sents=None, config: ModelConfig | None = None, epochs
     pruner_folds : int
         Jackknife folds for pruning the training data (0 or 1: prune it with the final
         pruner).
+    labeler_epochs : int
+        Epochs of the DEPREL labeler (:mod:`depparse.learn.labeler`); 0 trains none.
 
     Returns
     -------
@@ -306,11 +308,21 @@ def train(train_sents, dev_sents=None, config: ModelConfig | None = None, epochs
         if dev is not None:
             msg += f", dev UAS {rec['dev_uas']:.2f}, dev cert {rec['dev_cert']:.1f}%"
         log.info(msg)
-        if progress:
-            tqdm.write(msg)
         if checkpoint:
             trainer.save_checkpoint(checkpoint)
+    labeler = None
+    t_lab = 0.0
+    if labeler_epochs > 0:
+        from .labeler import train_labeler
+
+        t0 = time.perf_counter()
+        labeler = train_labeler(encoded, heads, [s.rels for s in train_sents], vocab,
+                                bits=config.labeler_bits, epochs=labeler_epochs, seed=seed)
+        t_lab = time.perf_counter() - t0
+        log.info("labeler trained in %.1f s", t_lab)
     info = {"history": trainer.history, "train_sentences": len(data), "train_words": nwords,
-            "pruner_seconds": t_prune, "seed": seed, "epochs": epochs,
-            "total_seconds": time.perf_counter() - t_start}
-    return trainer.model(averaged=True, info=info)
+            "pruner_seconds": t_prune, "labeler_seconds": t_lab, "seed": seed,
+            "epochs": epochs, "total_seconds": time.perf_counter() - t_start}
+    model = trainer.model(averaged=True, info=info)
+    model.labeler = labeler
+    return model

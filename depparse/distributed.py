@@ -1,0 +1,411 @@
+"""Parsing and training on a Dask cluster (``dask.distributed``).
+
+Parsing (:func:`parse_distributed`, ``depparse parse --scheduler ADDRESS``)
+    The input is cut into shards of consecutive sentences; each shard is one task.  The
+    parser is scattered to every worker once (``broadcast=True``, so losing a worker loses
+    no copy that the others need).  Results are put in place by shard index, so the output
+    is in input order and identical to a local run; a worker that dies mid-run only makes
+    the scheduler run its shards again elsewhere: no sentence is lost, none is duplicated
+    (each shard fills its own slot, exactly once).
+
+Training (:func:`train_distributed`, ``depparse train --scheduler ADDRESS``)
+    Iterative parameter mixing (McDonald, Hall and Mann 2010, "Distributed Training
+    Strategies for the Structured Perceptron", Fig. 3): the training data is split into
+    ``S`` shards; in every epoch each shard runs one perceptron epoch
+    (:meth:`~depparse.learn.perceptron.Trainer.run_epoch`) starting from the current mixed
+    weights, and the mixed weights become the uniform average of the ``S`` results.
+
+    Averaging.  A shard's epoch starts with ``acc = 0, c = 0``; after its ``c_i`` examples
+    ``c_i * w_i - acc_i`` is the sum of the weight vectors after each of its examples
+    (the lazy-averaging identity of :mod:`depparse.learn.perceptron`).  The mixed state
+    keeps the invariant ``w - acc / C = (sum of all those vectors) / C``, ``C`` the examples
+    seen by all shards in all epochs, by the update::
+
+        w'   = mean_i w_i
+        C'   = C + sum_i c_i
+        acc' = acc + C' (w' - w) + sum_i (acc_i - c_i (w_i - w))
+
+    so :meth:`Trainer.averaged` is the average over every example of every shard, and with
+    ``S = 1`` the update is exactly (up to rounding) the single-process perceptron.  The
+    state after each epoch is a function of the state before it only (shards and their
+    example orders are seeded), so checkpoints and ``--resume`` work as in
+    :func:`depparse.learn.perceptron.train`, and the result does not depend on which worker
+    ran which shard.  Workers send back only the touched weights (sparse).
+
+``client_or_address`` may be a :class:`distributed.Client`, a scheduler address
+(``"tcp://127.0.0.1:8786"``), or, for :func:`train_distributed` only, ``None``: the shards
+then run one after the other in this process (same result, for tests and debugging).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["SchedulerError", "connect", "parse_distributed", "train_distributed"]
+
+log = logging.getLogger(__name__)
+
+
+class SchedulerError(OSError):
+    """The Dask scheduler cannot be reached."""
+
+
+@contextmanager
+def connect(client_or_address, timeout=15):
+    """A :class:`distributed.Client` for a client or an address (closed on exit if opened)."""
+    from distributed import Client
+
+    if isinstance(client_or_address, Client):
+        yield client_or_address
+        return
+    address = str(client_or_address)
+    try:
+        client = Client(address, timeout=timeout, set_as_default=False)
+    except (OSError, ValueError) as e:
+        raise SchedulerError(f"cannot connect to the Dask scheduler at {address}: "
+                             f"{str(e).splitlines()[0] if str(e) else type(e).__name__}"
+                             ) from None
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+def _n_workers(client):
+    return max(1, len(client.scheduler_info().get("workers", {})))
+
+
+def _nthreads(client):
+    return max(1, sum(client.nthreads().values()))
+
+
+# ---------------------------------------------------------------------------------------
+# parsing
+
+
+def _parse_shard(parser, shard, kw):
+    """Worker task: ``(heads, rels, ParseResult)`` of every sentence of a shard."""
+    out = []
+    for s in shard:
+        parsed, r = parser.parse_one(s, **kw)
+        out.append((parsed.heads, parsed.rels, r))
+    return out
+
+
+def iter_parse_distributed(parser_or_model_path, sentences, client_or_address, *,
+                           max_iter=None, single_root=None, time_limit=None, trace=False,
+                           shard_size=None, retries=3, on_shard=None):
+    """Like :func:`parse_distributed`, but yields ``(Sentence, ParseResult)`` in input order
+    as soon as the shards before them are done (for writing the output while parsing)."""
+    from distributed import as_completed
+
+    from .model import ModelError
+    from .parallel import warmup
+    from .parser import Parser
+
+    if isinstance(parser_or_model_path, Parser):
+        parser = parser_or_model_path
+    else:
+        from .api import load
+
+        parser = load(parser_or_model_path)
+        if parser is None:  # pragma: no cover
+            raise ModelError(f"{parser_or_model_path}: cannot load")
+    sentences = list(sentences)
+    if not sentences:
+        return
+    kw = dict(max_iter=max_iter, single_root=single_root, time_limit=time_limit, trace=trace)
+    # loads the numba kernels here, or compiles them into the on-disk cache that workers on
+    # this machine then load instead of compiling each on its own
+    warmup(parser, **{k: v for k, v in kw.items() if k != "time_limit"})
+    with connect(client_or_address) as client:
+        n = len(sentences)
+        if shard_size is None:
+            shard_size = max(1, min(256, -(-n // (8 * _nthreads(client)))))
+        bounds = [(a, min(n, a + shard_size)) for a in range(0, n, shard_size)]
+        token = uuid.uuid4().hex[:12]
+        pf = client.scatter(parser, broadcast=True, hash=False)
+        futures = [client.submit(_parse_shard, pf, sentences[a:b], kw, pure=False,
+                                 retries=retries, key=f"depparse-parse-{token}-{i}")
+                   for i, (a, b) in enumerate(bounds)]
+        index = {f.key: i for i, f in enumerate(futures)}
+        slots: list = [None] * len(bounds)
+        next_out = 0
+        try:
+            for f, res in as_completed(futures, with_results=True):
+                i = index[f.key]
+                if slots[i] is not None:  # pragma: no cover - a key completes once
+                    continue
+                futures[i] = None  # released below: the workers may drop the result
+                a, b = bounds[i]
+                if len(res) != b - a:  # pragma: no cover
+                    raise RuntimeError(f"shard {i} returned {len(res)} results for {b - a} "
+                                       "sentences")
+                slots[i] = res
+                f.release()
+                if on_shard is not None:
+                    on_shard(i, len(bounds))
+                while next_out < len(bounds) and slots[next_out] is not None:
+                    a, b = bounds[next_out]
+                    for s, (heads, rels, r) in zip(sentences[a:b], slots[next_out],
+                                                   strict=True):
+                        yield s.with_parse(heads, rels), r
+                    slots[next_out] = True  # done: free the results
+                    next_out += 1
+        finally:
+            client.cancel([f for f in futures if f is not None] + [pf])
+        if next_out != len(bounds):  # pragma: no cover
+            raise RuntimeError(f"only {next_out} of {len(bounds)} shards came back")
+
+
+def parse_distributed(parser_or_model_path, sentences, client_or_address, *, max_iter=None,
+                      single_root=None, time_limit=None, return_results=False, trace=None,
+                      shard_size=None, retries=3, on_shard=None):
+    """Parse sentences on a Dask cluster; the output is in input order.
+
+    Parameters
+    ----------
+    parser_or_model_path : Parser, str or Path
+        A :class:`~depparse.parser.Parser`, or a model file / shipped model name (loaded
+        here, then sent to the workers).
+    sentences : list of Sentence
+    client_or_address : distributed.Client or str
+        A client, or the scheduler's address (a client is opened and closed here).
+    max_iter, single_root, time_limit
+        As in :meth:`~depparse.parser.Parser.parse`.
+    return_results : bool
+        Return ``(sentence, ParseResult)`` pairs instead of sentences.
+    trace : bool, optional
+        Keep dual/primal traces (default: when ``return_results``).
+    shard_size : int, optional
+        Sentences per task (default: about 8 tasks per worker thread, at most 256).
+    retries : int
+        Times a shard whose task raised is tried again (a worker's death does not count:
+        the scheduler reschedules its tasks by itself).
+    on_shard : callable, optional
+        ``on_shard(shard_index, n_shards)`` after each shard came back (progress; tests).
+
+    Returns
+    -------
+    list of Sentence, or of (Sentence, ParseResult)
+
+    Raises
+    ------
+    SchedulerError
+        If the scheduler cannot be reached.
+    ModelError
+        If the model cannot be loaded.
+    """
+    trace = return_results if trace is None else trace
+    out = list(iter_parse_distributed(
+        parser_or_model_path, sentences, client_or_address, max_iter=max_iter,
+        single_root=single_root, time_limit=time_limit, trace=trace, shard_size=shard_size,
+        retries=retries, on_shard=on_shard))
+    return out if return_results else [p for p, _ in out]
+
+
+# ---------------------------------------------------------------------------------------
+# training: iterative parameter mixing
+
+
+def _shard_seed(seed, k):
+    return int(seed) + 7919 * int(k)
+
+
+def _ipm_epoch(config, w, shard, seed, epoch):
+    """Worker task: one perceptron epoch over ``shard`` from the mixed weights ``w``.
+
+    Returns ``(idx, w_i[idx], acc_i[idx], c_i, mistakes)`` with ``idx`` the weights the
+    epoch touched (``w_i`` equals ``w`` and ``acc_i`` is 0 everywhere else).
+    """
+    from .learn.perceptron import Trainer
+
+    t = Trainer(config, None, None, seed)
+    t.w = np.array(w, dtype=np.float64, copy=True)
+    t.epoch = int(epoch)
+    mistakes = t.run_epoch(shard)
+    idx = np.flatnonzero((t.w != w) | (t.acc != 0))
+    return idx, t.w[idx], t.acc[idx], float(t.c), int(mistakes)
+
+
+def mix(trainer, results):
+    """Fold the shards' results of one epoch into ``trainer`` (see the module docstring)."""
+    w = trainer.w
+    S = len(results)
+    w_new = w.copy()
+    c_new = trainer.c + sum(r[3] for r in results)
+    extra = np.zeros_like(w)
+    for idx, wi, acci, ci, _ in results:
+        d = wi - w[idx]
+        w_new[idx] += d / S
+        extra[idx] += acci - ci * d
+    trainer.acc = trainer.acc + c_new * (w_new - w) + extra
+    trainer.w = w_new
+    trainer.c = c_new
+    trainer.epoch += 1
+    return sum(r[4] for r in results)
+
+
+def shard_indices(n, shards, seed):
+    """Example indices of each shard: a seeded permutation dealt out round-robin."""
+    if shards <= 1:
+        return [np.arange(n)]
+    perm = np.random.default_rng([int(seed), 4242]).permutation(n)
+    return [np.sort(perm[k::shards]) for k in range(shards)]
+
+
+def train_distributed(train_sents, dev_sents=None, config=None, client_or_address=None, *,
+                      shards=None, epochs=10, seed=0, checkpoint=None, resume=False,
+                      progress=True, dev_max_iter=None, pruner_epochs=1, pruner_folds=4,
+                      labeler_epochs=8):
+    """Train a model by iterative parameter mixing on a Dask cluster.
+
+    Parameters are those of :func:`depparse.learn.perceptron.train`, plus:
+
+    client_or_address : distributed.Client, str or None
+        The cluster; ``None`` runs the shards one after the other in this process.
+    shards : int, optional
+        Number of shards ``S`` (default: the number of workers; 1 without a cluster).  A
+        resumed run keeps the checkpoint's ``S``.
+
+    The pruner, the (jackknifed) arc pruning of the training data, the per-epoch dev
+    evaluation and the labeler run in this process; the perceptron epochs on the workers.
+
+    Returns
+    -------
+    Model
+        With averaged weights; ``info["ipm_shards"]`` holds ``S``.
+    """
+    from .learn.perceptron import (
+        Trainer,
+        _jackknife_keep_masks,
+        _keep_masks,
+        check_training_sentences,
+        evaluate_heads,
+    )
+    from .learn.pruner import train_pruner
+    from .model import ModelConfig
+    from .parser import Parser
+    from .sentence import Vocabularies
+
+    config = config or ModelConfig()
+    check_training_sentences(train_sents)
+    if dev_sents:
+        check_training_sentences(dev_sents, "dev")
+    t_start = time.perf_counter()
+    trainer = None
+    if resume and checkpoint and Path(checkpoint).exists():
+        trainer = Trainer.load_checkpoint(checkpoint)
+        log.info("resuming from %s after epoch %d", checkpoint, trainer.epoch)
+        config = trainer.config
+        vocab = trainer.vocab
+    else:
+        vocab = Vocabularies.build(train_sents, config.min_count)
+    encoded = [vocab.encode(s) for s in train_sents]
+    heads = [np.asarray(s.heads, dtype=np.int64) for s in train_sents]
+    t_prune = 0.0
+    if trainer is None:
+        pruner = None
+        if config.order > 0:
+            t0 = time.perf_counter()
+            pruner = train_pruner(encoded, heads, bits=config.pruner_bits,
+                                  epochs=pruner_epochs, seed=seed)
+            t_prune = time.perf_counter() - t0
+            log.info("pruner trained in %.1f s", t_prune)
+        trainer = Trainer(config, vocab, pruner, seed)
+    parser = Parser(trainer.model(averaged=False))
+    train_keep = _jackknife_keep_masks(config, encoded, heads, pruner_folds, pruner_epochs,
+                                       seed) if config.order > 0 else None
+    if train_keep is None:
+        train_keep = _keep_masks(parser, encoded, heads)
+    data = list(zip(encoded, heads, train_keep, strict=True))
+    dev = None
+    if dev_sents:
+        denc = [vocab.encode(s) for s in dev_sents]
+        dheads = [np.asarray(s.heads, dtype=np.int64) for s in dev_sents]
+        dev = list(zip(denc, dheads, _keep_masks(parser, denc), strict=True))
+    nwords = sum(e.n for e in encoded)
+
+    with _cluster(client_or_address) as client:
+        S = config.extra.get("ipm_shards")
+        if S is None:
+            S = int(shards) if shards else (_n_workers(client) if client is not None else 1)
+            S = max(1, min(S, len(data)))
+            config.extra["ipm_shards"] = S
+        elif shards and int(shards) != S:
+            log.warning("resuming with the checkpoint's %d shards (not %d)", S, shards)
+        S = int(S)
+        parts = [[data[i] for i in ix] for ix in shard_indices(len(data), S, seed)]
+        seeds = [_shard_seed(seed, k) for k in range(S)]
+        log.info("iterative parameter mixing: %d shards of %s sentences%s", S,
+                 "/".join(str(len(p)) for p in parts),
+                 f" on {_n_workers(client)} workers" if client is not None else " (local)")
+        token = uuid.uuid4().hex[:12]
+        shard_f = (client.scatter(parts, broadcast=True, hash=False)
+                   if client is not None else parts)
+        try:
+            while trainer.epoch < epochs:
+                t0 = time.perf_counter()
+                e = trainer.epoch
+                if client is None:
+                    results = [_ipm_epoch(config, trainer.w, parts[k], seeds[k], e)
+                               for k in range(S)]
+                else:
+                    wf = client.scatter(trainer.w, broadcast=True, hash=False)
+                    futs = [client.submit(_ipm_epoch, config, wf, shard_f[k], seeds[k], e,
+                                          pure=False, retries=3,
+                                          key=f"depparse-ipm-{token}-{e}-{k}")
+                            for k in range(S)]
+                    results = client.gather(futs)
+                    del futs, wf
+                mistakes = mix(trainer, results)
+                dt = time.perf_counter() - t0
+                rec = {"epoch": trainer.epoch, "mistakes": mistakes, "train_seconds": dt,
+                       "sent_per_sec": len(data) / dt, "words_per_sec": nwords / dt,
+                       "ipm_shards": S}
+                if dev is not None:
+                    rec.update({"dev_" + k: v for k, v in evaluate_heads(
+                        parser, dev, trainer.averaged(), dev_max_iter).items()})
+                trainer.history.append(rec)
+                msg = (f"epoch {trainer.epoch}/{epochs} (IPM, {S} shards): "
+                       f"{len(data) / dt:.0f} sent/s, {mistakes} mistakes")
+                if dev is not None:
+                    msg += f", dev UAS {rec['dev_uas']:.2f}, dev cert {rec['dev_cert']:.1f}%"
+                log.info(msg)
+                if checkpoint:
+                    trainer.save_checkpoint(checkpoint)
+        finally:
+            if client is not None:
+                for f in shard_f:
+                    f.cancel()
+    labeler = None
+    t_lab = 0.0
+    if labeler_epochs > 0:
+        from .learn.labeler import train_labeler
+
+        t0 = time.perf_counter()
+        labeler = train_labeler(encoded, heads, [s.rels for s in train_sents], vocab,
+                                bits=config.labeler_bits, epochs=labeler_epochs, seed=seed)
+        t_lab = time.perf_counter() - t0
+    info = {"history": trainer.history, "train_sentences": len(data), "train_words": nwords,
+            "pruner_seconds": t_prune, "labeler_seconds": t_lab, "seed": seed,
+            "epochs": epochs, "ipm_shards": S,
+            "total_seconds": time.perf_counter() - t_start}
+    model = trainer.model(averaged=True, info=info)
+    model.labeler = labeler
+    return model
+
+
+@contextmanager
+def _cluster(client_or_address):
+    if client_or_address is None:
+        yield None
+        return
+    with connect(client_or_address) as client:
+        yield client

@@ -1,0 +1,335 @@
+"""Tests of depparse.evaluate: CoNLL 2018 UAS/LAS and tokenization checks.
+
+The official CoNLL 2018 scorer (``conll18_ud_eval.py``) is installable from PyPI as the
+``udeval`` module of the UD ``udtools`` package (dev dependency); where it is installed, the
+hand-computed example and the corpus perturbations are also checked against it, count for
+count and bit for bit.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from depparse.conllu_io import read_conllu, write_conllu
+from depparse.evaluate import (
+    Scores,
+    certificate_rate,
+    check_tokenization,
+    evaluate,
+    evaluate_files,
+)
+
+try:  # the official scorer, as shipped by the UD tools package
+    from udtools import udeval
+except ImportError:  # pragma: no cover - exercised only without the dev extras
+    udeval = None
+
+needs_official = pytest.mark.skipif(
+    udeval is None, reason="udtools (official CoNLL 2018 scorer) not installed: pip install udtools"
+)
+
+
+def _conllu(rows: str) -> str:
+    """Turn a readable block (columns separated by runs of spaces) into CoNLL-U text."""
+    out = []
+    for line in rows.strip("\n").splitlines():
+        line = line.strip()
+        out.append(line if line.startswith("#") or not line else "\t".join(line.split()))
+    return "\n".join(out) + "\n\n"
+
+
+# Sentence 1 has a multiword token (2-3 "don't"), sentence 2 an empty node (5.1).
+GOLD = _conllu("""
+# sent_id = s1
+# text = I don't like his cat , really .
+1    I       I       PRON   _  _  4  nsubj      _       _
+2-3  don't   _       _      _  _  _  _          _       _
+2    do      do      AUX    _  _  4  aux        _       _
+3    n't     not     PART   _  _  4  advmod     _       _
+4    like    like    VERB   _  _  0  root       _       _
+5    his     his     PRON   _  _  6  nmod:poss  _       _
+6    cat     cat     NOUN   _  _  4  obj        _       _
+7    ,       ,       PUNCT  _  _  8  punct      _       _
+8    really  really  ADV    _  _  4  advmod     _       _
+9    .       .       PUNCT  _  _  4  punct      _       _
+""") + _conllu("""
+# sent_id = s2
+# text = Mary likes tea and John coffee .
+1    Mary    Mary    PROPN  _  _  2  nsubj      _       _
+2    likes   like    VERB   _  _  0  root       _       _
+3    tea     tea     NOUN   _  _  2  obj        _       _
+4    and     and     CCONJ  _  _  5  cc         _       _
+5    John    John    PROPN  _  _  2  conj       _       _
+5.1  likes   like    VERB   _  _  _  _          2:conj  _
+6    coffee  coffee  NOUN   _  _  5  orphan     _       _
+7    .       .       PUNCT  _  _  2  punct      _       _
+""")
+
+# Hand computation (H = head correct, L = head and universal DEPREL correct):
+#   s1 w1 I       4 nsubj                 H L
+#      w2 do      4 aux                   H L
+#      w3 n't     2 advmod    (gold 4)    - -
+#      w4 like    0 root                  H L
+#      w5 his     6 nmod      (nmod:poss) H L   universal parts equal
+#      w6 cat     4 nmod      (gold obj)  H -
+#      w7 ,       4 punct     (gold 8)    - -   PUNCT
+#      w8 really  4 advmod:emph           H L   universal parts equal
+#      w9 .       4 punct                 H L   PUNCT
+#   s2 w1 Mary    2 nsubj:pass            H L
+#      w2 likes   0 root                  H L
+#      w3 tea     2 obj                   H L
+#      w4 and     5 cc:preconj            H L
+#      w5 John    2 conj                  H L
+#      w6 coffee  2 obj       (gold 5)    - -
+#      w7 .       2 dep       (punct)     H -   PUNCT
+# words 16 (the MWT line and the empty node are not words), PUNCT 3, non-punct 13
+# UAS 13/16 = 81.25   LAS 11/16 = 68.75
+# non-punct: H fails at s1w3, s2w6 -> 11/13; L fails also at s1w6 -> 10/13
+SYSTEM = _conllu("""
+# sent_id = s1
+# text = I don't like his cat , really .
+1    I       I       PRON   _  _  4  nsubj        _       _
+2-3  don't   _       _      _  _  _  _            _       _
+2    do      do      AUX    _  _  4  aux          _       _
+3    n't     not     PART   _  _  2  advmod       _       _
+4    like    like    VERB   _  _  0  root         _       _
+5    his     his     PRON   _  _  6  nmod         _       _
+6    cat     cat     NOUN   _  _  4  nmod         _       _
+7    ,       ,       PUNCT  _  _  4  punct        _       _
+8    really  really  ADV    _  _  4  advmod:emph  _       _
+9    .       .       PUNCT  _  _  4  punct        _       _
+""") + _conllu("""
+# sent_id = s2
+# text = Mary likes tea and John coffee .
+1    Mary    Mary    PROPN  _  _  2  nsubj:pass   _       _
+2    likes   like    VERB   _  _  0  root         _       _
+3    tea     tea     NOUN   _  _  2  obj          _       _
+4    and     and     CCONJ  _  _  5  cc:preconj   _       _
+5    John    John    PROPN  _  _  2  conj         _       _
+5.1  likes   like    VERB   _  _  _  _            2:conj  _
+6    coffee  coffee  NOUN   _  _  2  obj          _       _
+7    .       .       PUNCT  _  _  2  dep          _       _
+""")
+
+
+def _write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> tuple[Path, Path]:
+    return _write(tmp_path, "gold.conllu", GOLD), _write(tmp_path, "system.conllu", SYSTEM)
+
+
+def _official(gold: Path, system: Path) -> dict:
+    return udeval.evaluate(udeval.load_conllu_file(str(gold)), udeval.load_conllu_file(str(system)))
+
+
+def test_hand_computed_example(files):
+    scores = evaluate_files(*files)
+    assert scores == Scores(
+        sentences=2,
+        words=16,
+        uas=81.25,
+        las=68.75,
+        uas_nopunct=100 * (11 / 13),  # 84.62, computed as the official 100 * f1
+        las_nopunct=100 * (10 / 13),  # 76.92
+        punct_words=3,
+        uas_correct=13,
+        las_correct=11,
+        uas_nopunct_correct=11,
+        las_nopunct_correct=10,
+    )
+    assert scores.nopunct_words == 13
+    assert scores.as_dict()["las_correct"] == 11
+    text = scores.format()
+    assert "81.25" in text and "(13/16)" in text and "(10/13)" in text
+
+
+def test_identical_files_score_100(files):
+    gold = read_conllu(files[0])
+    scores = evaluate(gold, read_conllu(files[0]))
+    assert (scores.uas, scores.las, scores.uas_nopunct, scores.las_nopunct) == (100.0,) * 4
+
+
+@needs_official
+def test_hand_computed_example_matches_official(files):
+    ours = evaluate_files(*files)
+    official = _official(*files)
+    assert official["Words"].gold_total == official["Words"].system_total == ours.words
+    assert official["UAS"].correct == ours.uas_correct == 13
+    assert official["LAS"].correct == ours.las_correct == 11
+    assert 100 * official["UAS"].f1 == ours.uas
+    assert 100 * official["LAS"].f1 == ours.las
+
+
+def test_unlabeled_system_heads_count_as_wrong(tmp_path):
+    system = GOLD.replace("coffee\tNOUN\t_\t_\t5", "coffee\tNOUN\t_\t_\t_")
+    scores = evaluate_files(
+        _write(tmp_path, "g.conllu", GOLD), _write(tmp_path, "s.conllu", system)
+    )
+    assert scores.uas_correct == 15 and scores.las_correct == 15
+
+
+def test_gold_without_heads_is_rejected(tmp_path):
+    gold = GOLD.replace("coffee\tNOUN\t_\t_\t5", "coffee\tNOUN\t_\t_\t_")
+    gpath = _write(tmp_path, "g.conllu", gold)
+    with pytest.raises(ValueError, match=r"no HEAD for word 6 .*g\.conllu:\d+"):
+        evaluate_files(gpath, _write(tmp_path, "s.conllu", SYSTEM))
+
+
+def test_different_form_is_rejected(tmp_path):
+    system = SYSTEM.replace("cat\tcat", "dog\tcat")
+    gpath = _write(tmp_path, "gold.conllu", GOLD)
+    spath = _write(tmp_path, "sys.conllu", system)
+    with pytest.raises(ValueError) as err:
+        evaluate_files(gpath, spath)
+    msg = str(err.value)
+    assert str(gpath) in msg and str(spath) in msg
+    assert "sentence 1, word 6" in msg and "'cat'" in msg and "'dog'" in msg
+    # the word's line in both files (line 9: 2 comments, word lines 1, 2-3, 2, 3, 4, 5, 6)
+    assert f"{gpath}:9" in msg and f"{spath}:9" in msg
+
+
+def test_different_word_count_is_rejected(tmp_path):
+    sents = SYSTEM.split("\n\n")
+    s2 = "\n".join(line for line in sents[1].splitlines() if not line.startswith("6\t"))
+    s2 = s2.replace("7\t.\t.", "6\t.\t.")
+    system = sents[0] + "\n\n" + s2 + "\n\n"
+    gpath = _write(tmp_path, "gold.conllu", GOLD)
+    spath = _write(tmp_path, "sys.conllu", system)
+    with pytest.raises(ValueError, match=r"sentence 2 has 7 words in gold .* but 6 in system") as e:
+        evaluate_files(gpath, spath)
+    assert str(gpath) in str(e.value) and str(spath) in str(e.value)
+    assert "sent_id s2" in str(e.value)
+
+
+def test_different_sentence_count_is_rejected(tmp_path):
+    gpath = _write(tmp_path, "gold.conllu", GOLD)
+    spath = _write(tmp_path, "sys.conllu", SYSTEM.split("\n\n")[0] + "\n\n")
+    with pytest.raises(ValueError, match=r"gold has 2 sentences, system has 1.*gold sentence 2"):
+        evaluate_files(gpath, spath)
+    with pytest.raises(ValueError, match=r"gold has 1 sentences, system has 2.*system sentence 2"):
+        check_tokenization(read_conllu(spath), read_conllu(gpath))
+
+
+def test_empty_gold_file_is_rejected(tmp_path):
+    with pytest.raises(ValueError, match="holds no sentence"):
+        evaluate_files(_write(tmp_path, "g.conllu", ""), _write(tmp_path, "s.conllu", SYSTEM))
+
+
+def test_certificate_rate():
+    report = {
+        "format": "depparse-report",
+        "version": 1,
+        "model": {"path": "m", "model": "mst"},
+        "max_iter": 1,
+        "single_root": True,
+        "inputs": ["x"],
+        "summary": {
+            "sentences": 4,
+            "words": 4,
+            "certified": 3,
+            "cert_rate": 75.0,
+            "seconds": 1.0,
+            "words_per_sec": 4.0,
+        },
+        "sentences": [
+            {
+                "file": "x",
+                "index": i,
+                "sent_id": None,
+                "n": 1,
+                "certificate": i != 2,
+                "iterations": 1,
+                "seconds": 0.1,
+                "dual": [],
+                "primal": [],
+                "recomputed": [],
+                "best_changes": [],
+                "heads": [-1, 0],
+                "gold_heads": None,
+            }
+            for i in range(4)
+        ],
+    }
+    assert certificate_rate(report) == 75.0
+    assert certificate_rate({**report, "sentences": []}) == 0.0
+    with pytest.raises(ValueError, match="format"):
+        certificate_rate({**report, "format": "other"})
+
+
+# ---------------------------------------------------------------------------------------
+# Real treebanks: gold vs itself, gold vs a deterministic perturbation, official scorer
+# ---------------------------------------------------------------------------------------
+
+
+def _perturb(gold):
+    """Deterministically damage heads and labels; return (system, head_wrong, label_wrong).
+
+    Every 10th word (counting from the 4th) whose grandparent is a word is re-attached to its
+    current grandparent (an ancestor, so the tree stays a tree with the same single root); every
+    7th word (from the 6th) gets another universal relation; every 11th other word only gets
+    its subtype changed (still LAS-correct).  The masks mark the words that must be scored
+    wrong, as (sentence, word) pairs.
+    """
+    system, head_wrong, label_wrong = [], set(), set()
+    i = 0
+    for k, s in enumerate(gold):
+        heads = np.array(s.heads)
+        rels = list(s.rels)
+        for m in range(1, s.n + 1):
+            i += 1
+            h = heads[m]
+            if i % 10 == 3 and h > 0 and heads[h] > 0:
+                heads[m] = heads[h]
+                head_wrong.add((k, m))
+            universal, _, sub = rels[m].partition(":")
+            if i % 7 == 5:
+                rels[m] = "dep" if universal != "dep" else "obj"
+                label_wrong.add((k, m))
+            elif i % 11 == 0:
+                rels[m] = universal if sub else universal + ":xyz"
+        system.append(s.with_parse(heads, rels))
+    return system, head_wrong, label_wrong
+
+
+@pytest.mark.corpora
+@pytest.mark.parametrize("name", ["en_ewt/en_ewt-ud-dev.conllu", "tr_imst/tr_imst-ud-dev.conllu"])
+def test_corpus_perturbation(corpora_dir, tmp_path, name):
+    path = corpora_dir / name
+    if not path.is_file():
+        pytest.skip(f"{path} not found")
+    gold = read_conllu(path)
+    same = evaluate(gold, read_conllu(path))
+    assert (same.uas, same.las, same.uas_nopunct, same.las_nopunct) == (100.0,) * 4
+
+    system, head_wrong, label_wrong = _perturb(gold)
+    spath = tmp_path / "system.conllu"
+    write_conllu(system, spath)
+    scores = evaluate(gold, read_conllu(spath))
+
+    words = sum(s.n for s in gold)
+    punct = {(k, m) for k, s in enumerate(gold) for m in range(1, s.n + 1) if s.upos[m] == "PUNCT"}
+    las_wrong = head_wrong | label_wrong
+    assert head_wrong and label_wrong - head_wrong and punct
+    assert scores.words == words and scores.punct_words == len(punct)
+    assert scores.uas_correct == words - len(head_wrong)
+    assert scores.las_correct == words - len(las_wrong)
+    assert scores.uas_nopunct_correct == words - len(punct) - len(head_wrong - punct)
+    assert scores.las_nopunct_correct == words - len(punct) - len(las_wrong - punct)
+    assert scores.uas == 100 * ((words - len(head_wrong)) / words)
+    assert scores.las == 100 * ((words - len(las_wrong)) / words)
+
+    if udeval is not None:
+        official = _official(path, spath)
+        assert official["Words"].gold_total == official["Words"].system_total == words
+        assert official["UAS"].correct == scores.uas_correct
+        assert official["LAS"].correct == scores.las_correct
+        assert 100 * official["UAS"].f1 == scores.uas
+        assert 100 * official["LAS"].f1 == scores.las
