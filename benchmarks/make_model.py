@@ -57,7 +57,7 @@ Per-epoch dev scores during training:
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--epochs", type=int, default=6)
+    ap.add_argument("--epochs", type=int, default=8)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=str(REPO / "models" / "en_ewt_gs.npz"))
     args = ap.parse_args(argv)
@@ -100,7 +100,9 @@ def main(argv=None):
     rows = "\n".join(f"| {h['epoch']} | {h['dev_uas']:.2f} | {h['dev_cert']:.2f} | "
                      f"{h['sent_per_sec']:.0f} |" for h in hist if "epoch" in h)
     c = m.config
-    settings = (f"model `gs`, {args.epochs} epochs over Z, hashed weights 2^{c.bits}, pruner "
+    settings = (f"model `gs`, {args.epochs} epochs over Z ({c.update} updates, cost-augmented "
+                f"by {c.loss_aug:g} per wrong arc, words seen < {c.min_count} times = <UNK>), "
+                f"hashed weights 2^{c.bits}, pruner "
                 f"2^{c.pruner_bits} (threshold {c.prune_threshold:g} x best marginal, at most "
                 f"{c.prune_max_heads} heads), alpha = {c.alpha}, K = {c.max_iter}, single root, "
                 f"labeler 2^{c.labeler_bits}")

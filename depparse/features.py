@@ -26,7 +26,7 @@ import numpy as np
 from .sentence import BOS, END, EOS, START
 
 __all__ = ["ARC", "SIB", "GRAND", "GSIB", "MAX_FEATS", "add_structure", "build_parts",
-           "fill_scores"]
+           "fill_scores", "structure_features"]
 
 # part families
 ARC, SIB, GRAND, GSIB = 0, 1, 2, 3
@@ -338,25 +338,30 @@ def fill_scores(form, lemma, upos, xpos, prefix, suffix, feat_ptr, feat_ids, w, 
 
 
 @nb.njit(cache=True, inline="always")
-def _add(w, acc, c, buf, k, scale):
-    for i in range(k):
-        j = buf[i]
-        w[j] += scale
-        acc[j] += c * scale
+def _append(out, n, buf, k):
+    if n + k > out.shape[0]:
+        new = np.empty(max(2 * out.shape[0], n + k), dtype=np.int64)
+        new[:n] = out[:n]
+        out = new
+    out[n:n + k] = buf[:k]
+    return out, n + k
 
 
 @nb.njit(cache=True)
-def add_structure(form, lemma, upos, xpos, prefix, suffix, feat_ptr, feat_ids, mask, order, mods,
-                  gpar, only, w, acc, c, scale):
-    """Add ``scale`` times the feature vector of a structure in Z to the weights.
+def structure_features(form, lemma, upos, xpos, prefix, suffix, feat_ptr, feat_ids, mask, order,
+                       mods, gpar, only):
+    """Feature indices (with repetitions) of a structure in Z, for the automata ``only[h]``.
 
     The structure is given per head automaton: ``mods[h, m]`` (is ``m`` a modifier of ``h``)
     and ``gpar[h]`` (the grandparent chosen by automaton ``h``; ignored unless ``order == 2``).
-    Only the automata ``h`` with ``only[h]`` are added.  For averaging, ``acc`` receives
-    ``c * scale`` for each feature (Daume's trick: the average is ``w - acc / c``).
+    Its parts are those scored by :func:`fill_scores`: every chosen arc, the sibling
+    transitions START -> m_1 -> ... -> END on each side, and the grandparent and
+    grand-sibling parts.
     """
     N = form.shape[0]
     buf = np.empty(MAX_FEATS, dtype=np.int64)
+    out = np.empty(4096, dtype=np.int64)
+    n = 0
     for h in range(N):
         if not only[h]:
             continue
@@ -372,22 +377,73 @@ def add_structure(form, lemma, upos, xpos, prefix, suffix, feat_ptr, feat_ids, m
                     continue
                 k = arc_features(h, m, form, lemma, upos, xpos, prefix, suffix, feat_ptr, feat_ids,
                                  mask, buf)
-                _add(w, acc, c, buf, k, scale)
+                out, n = _append(out, n, buf, k)
                 if order >= 1:
                     k = sib_features(h, s, m, d, form, upos, xpos, mask, buf)
-                    _add(w, acc, c, buf, k, scale)
+                    out, n = _append(out, n, buf, k)
                 if g >= 0:
                     k = grand_features(g, h, m, form, upos, xpos, mask, buf)
-                    _add(w, acc, c, buf, k, scale)
+                    out, n = _append(out, n, buf, k)
                     k = gsib_features(g, h, s, m, d, upos, mask, buf)
-                    _add(w, acc, c, buf, k, scale)
+                    out, n = _append(out, n, buf, k)
                 s = m
             if order >= 1 and not (h == 0 and d == 0):
                 k = sib_features(h, s, -1, d, form, upos, xpos, mask, buf)
-                _add(w, acc, c, buf, k, scale)
+                out, n = _append(out, n, buf, k)
                 if g >= 0:
                     k = gsib_features(g, h, s, -1, d, upos, mask, buf)
-                    _add(w, acc, c, buf, k, scale)
+                    out, n = _append(out, n, buf, k)
+    return out[:n]
+
+
+@nb.njit(cache=True)
+def _update(w, acc, c, idx, scale):
+    for i in range(idx.shape[0]):
+        j = idx[i]
+        w[j] += scale
+        acc[j] += c * scale
+
+
+@nb.njit(cache=True)
+def _diff_stats(w, plus, minus):
+    """``(w . (phi+ - phi-), ||phi+ - phi-||^2)`` for two lists of feature indices."""
+    a = np.sort(plus)
+    b = np.sort(minus)
+    dot = 0.0
+    for i in range(a.shape[0]):
+        dot += w[a[i]]
+    for i in range(b.shape[0]):
+        dot -= w[b[i]]
+    # merge the sorted lists to get the count of each feature in the difference
+    norm = 0.0
+    i = 0
+    j = 0
+    while i < a.shape[0] or j < b.shape[0]:
+        if j >= b.shape[0] or (i < a.shape[0] and a[i] < b[j]):
+            x = a[i]
+        else:
+            x = b[j]
+        cnt = 0
+        while i < a.shape[0] and a[i] == x:
+            cnt += 1
+            i += 1
+        while j < b.shape[0] and b[j] == x:
+            cnt -= 1
+            j += 1
+        norm += cnt * cnt
+    return dot, norm
+
+
+def add_structure(form, lemma, upos, xpos, prefix, suffix, feat_ptr, feat_ids, mask, order, mods,
+                  gpar, only, w, acc, c, scale):
+    """Add ``scale`` times the feature vector of a structure in Z to the weights.
+
+    Arguments as in :func:`structure_features`.  For averaging, ``acc`` receives
+    ``c * scale`` for each feature (Daume's trick: the average is ``w - acc / c``).
+    """
+    idx = structure_features(form, lemma, upos, xpos, prefix, suffix, feat_ptr, feat_ids, mask,
+                             order, mods, gpar, only)
+    _update(w, acc, c, idx, scale)
 
 
 def build_parts(enc, keep, w, bits, order):

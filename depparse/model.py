@@ -43,7 +43,7 @@ class ModelConfig:
     """Everything that defines a model besides its weights."""
 
     model: str = "gs"  # mst | sib | gs
-    bits: int = 22  # parser weights: 2**bits
+    bits: int = 23  # parser weights: 2**bits
     pruner_bits: int = 21
     prune_threshold: float = 1e-5
     prune_max_heads: int = 20
@@ -51,8 +51,11 @@ class ModelConfig:
     single_root: bool = True
     alpha: float = 0.001
     max_iter: int = 5000
-    min_count: int = 1
+    min_count: int = 2  # rarer training words count as <UNK>, so unknown words get weights
     train_over: str = "Z"  # Z (head automata only, Koo et al. Sec. 6) or Y (dual decomposition)
+    loss_aug: float = 1.0  # training: add this to the score of every wrong arc (cost-augmented)
+    update: str = "pa"  # pa (averaged PA-I, Crammer et al. 2006) | perceptron (Collins 2002)
+    pa_c: float = 1.0  # PA-I aggressiveness cap C
     labeler_bits: int = 20
     storage: str = "float16"  # dtype of the weights in the file (float16 or float32)
     extra: dict = field(default_factory=dict)
@@ -62,6 +65,8 @@ class ModelConfig:
             raise ValueError(f"model must be one of {MODEL_TYPES}, got {self.model!r}")
         if self.train_over not in ("Z", "Y"):
             raise ValueError("train_over must be 'Z' or 'Y'")
+        if self.update not in ("perceptron", "pa"):
+            raise ValueError("update must be 'perceptron' or 'pa'")
         if self.storage not in ("float16", "float32"):
             raise ValueError("storage must be 'float16' or 'float32'")
 
@@ -153,6 +158,9 @@ def atomic_savez(path, arrays: dict) -> None:
             np.savez_compressed(f, **arrays)
             f.flush()
             os.fsync(f.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; a model is an ordinary file
         os.replace(tmp, path)
     except BaseException:
         try:

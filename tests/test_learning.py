@@ -225,3 +225,27 @@ def test_learns_from_real_treebank_slice(corpora_dir):
     print(f"300-sentence gs model: dev UAS {100 * uas:.2f}; baselines left {100 * left:.2f}, "
           f"right {100 * right:.2f}")
     assert uas >= base + 0.30
+
+
+def test_difference_statistics_match_dense_vectors(hand):
+    """PA-I needs w . (phi(gold) - phi(pred)) and ||phi(gold) - phi(pred)||^2."""
+    from depparse.features import _diff_stats, structure_features
+
+    s, _, e = hand
+    bits = 12  # small, so that collisions (repeated indices) occur
+    mask = np.uint64((1 << bits) - 1)
+    N = e.n + 1
+    gold = np.asarray(s.heads, dtype=np.int64)
+    pred = gold.copy()
+    pred[1], pred[5] = 2, 3  # two wrong heads
+    gm, gg = gold_structure(gold)
+    pm, pg = gold_structure(pred)
+    only = np.ones(N, dtype=bool)
+    a = structure_features(*e.arrays(), mask, 2, gm, gg, only)
+    b = structure_features(*e.arrays(), mask, 2, pm, pg, only)
+    w = np.random.default_rng(0).normal(size=1 << bits)
+    dense = np.bincount(a, minlength=1 << bits) - np.bincount(b, minlength=1 << bits)
+    dot, norm = _diff_stats(w, a, b)
+    assert dot == pytest.approx(float(dense @ w))
+    assert norm == float(dense @ dense)
+    assert norm > 0

@@ -63,6 +63,7 @@ def _tree_context(heads, upos):
 def _base_features(h, m, heads, lsib, rsib, nl, nr, cmask, form, lemma, upos, xpos, suffix,
                    feat_ptr, feat_ids, buf):
     """Label-independent feature hashes of arc ``h -> m`` (conjoined with the label later)."""
+    N = heads.shape[0]
     d = 1 if m > h else 0
     db = np.uint64(d * 16 + _dist_bucket(abs(m - h)))
     hw = form[h]
@@ -131,6 +132,10 @@ def _base_features(h, m, heads, lsib, rsib, nl, nr, cmask, form, lemma, upos, xp
         if heads[c] == m:
             buf[k] = _mix(_mix(_t(124, form[c]), mp), hp)
             k += 1
+    for c in range(m + 1, min(N, m + 4)):
+        if heads[c] == m:
+            buf[k] = _mix(_mix(_t(129, form[c]), mp), hp)
+            k += 1
     cnt = 0
     for j in range(feat_ptr[m], feat_ptr[m + 1]):
         if cnt >= 16:
@@ -138,6 +143,19 @@ def _base_features(h, m, heads, lsib, rsib, nl, nr, cmask, form, lemma, upos, xp
         cnt += 1
         buf[k] = _mix(_mix(_t(125, feat_ids[j]), mp), d)
         k += 1
+    cnt = 0
+    for j in range(feat_ptr[h], feat_ptr[h + 1]):
+        if cnt >= 8:
+            break
+        cnt += 1
+        buf[k] = _mix(_mix(_t(130, feat_ids[j]), mp), d)
+        k += 1
+    buf[k] = _mix(_mix(_t(126, hw), mw), d)
+    k += 1
+    buf[k] = _mix(_mix(_t(127, mw), hp), db)
+    k += 1
+    buf[k] = _mix(_mix(_mix(_t(128, lemma[h]), lemma[m]), mp), d)
+    k += 1
     return k
 
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from ..conllu_io import validate_tree
 from ..decode.automata import decode_z
-from ..features import add_structure, build_parts
+from ..features import _diff_stats, _update, build_parts, structure_features
 from ..model import Model, ModelConfig, atomic_savez
 from ..parser import Parser
 from ..sentence import Vocabularies
@@ -97,6 +97,12 @@ class Trainer:
         mask = np.uint64((1 << cfg.bits) - 1)
         gmods, gpar = gold_structure(heads)
         parts = build_parts(enc, keep, self.w, cfg.bits, order)
+        if cfg.loss_aug > 0:
+            # cost-augmented decoding: every wrong arc looks better by loss_aug, so the update
+            # happens until the gold tree wins by a margin (Hamming loss)
+            good = np.isfinite(parts.arc)
+            parts.arc[good] += cfg.loss_aug
+            parts.arc[heads[1:], np.arange(1, enc.n + 1)] -= cfg.loss_aug
         if order == 0:
             from ..decode.eisner import eisner
             from ..decode.mst import chu_liu_edmonds
@@ -115,8 +121,19 @@ class Trainer:
             diff[1:] |= ppar[1:] != gpar[1:]
         if diff.any():
             a = enc.arrays()
-            add_structure(*a, mask, order, gmods, gpar, diff, self.w, self.acc, self.c, 1.0)
-            add_structure(*a, mask, order, pmods, ppar, diff, self.w, self.acc, self.c, -1.0)
+            scale = 1.0
+            gidx = structure_features(*a, mask, order, gmods, gpar, diff)
+            pidx = structure_features(*a, mask, order, pmods, ppar, diff)
+            if cfg.update == "pa":
+                # PA-I: the smallest step that makes gold beat the prediction by its loss
+                dot, norm = _diff_stats(self.w, gidx, pidx)
+                loss = float((pmods != gmods).sum())
+                if order == 2:
+                    loss += float((ppar[1:] != gpar[1:]).sum())
+                scale = min(cfg.pa_c, max(0.0, loss - dot) / max(norm, 1e-12))
+            if scale > 0:
+                _update(self.w, self.acc, self.c, gidx, scale)
+                _update(self.w, self.acc, self.c, pidx, -scale)
         self.c += 1.0
         return bool(diff.any())
 

@@ -1,0 +1,142 @@
+"""The parse pipeline, labeler, model files, Python API and the demo."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import numpy as np
+import pytest
+import synthetic
+
+import depparse
+from depparse.conllu_io import read_conllu, validate_tree
+from depparse.model import VERSION, Model, ModelConfig, ModelError
+from depparse.parser import Parser
+from depparse.paths import REPO_ROOT, models_dir
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory):
+    tr = synthetic.sentences(150, seed=11)
+    cfg = ModelConfig(model="gs", bits=17, pruner_bits=15, labeler_bits=15)
+    m = depparse.train(tr, None, model="gs", bits=17, pruner_bits=15, labeler_bits=15,
+                       epochs=4, progress=False, pruner_folds=2)
+    assert m.config.bits == cfg.bits
+    path = tmp_path_factory.mktemp("models") / "tiny.npz"
+    m.save(path)
+    return path
+
+
+def test_saved_model_round_trip_and_labels(tiny_model):
+    p = depparse.load(tiny_model)
+    te = synthetic.sentences(40, seed=12)
+    parsed = p.parse(te)
+    for gold, sys_ in zip(te, parsed, strict=True):
+        assert np.array_equal(gold.heads, sys_.heads)
+        assert list(gold.rels[1:]) == list(sys_.rels[1:])  # the labeler learned the grammar
+        assert validate_tree(sys_, single_root=True) is None
+
+
+def test_parse_text_changes_only_head_and_deprel(tiny_model):
+    p = depparse.load(tiny_model)
+    text = synthetic.conllu_text(10, seed=13)
+    # blank out HEAD/DEPREL: the parser must not need them
+    blank = "\n".join(
+        "\t".join(c[:6] + ["_", "_"] + c[8:]) if (c := line.split("\t")) and len(c) == 10
+        else line for line in text.split("\n"))
+    out = p.parse_text(blank)
+    for a, b in zip(blank.split("\n"), out.split("\n"), strict=True):
+        ca, cb = a.split("\t"), b.split("\t")
+        if len(ca) == 10:
+            assert ca[:6] == cb[:6] and ca[8:] == cb[8:]
+            assert cb[6] != "_" and cb[7] != "_"
+        else:
+            assert a == b
+    assert out == text  # and it recovers the synthetic gold trees exactly
+
+
+def test_parse_file_writes_atomically(tiny_model, tmp_path):
+    src = tmp_path / "in.conllu"
+    src.write_text(synthetic.conllu_text(5, seed=14))
+    p = depparse.load(tiny_model)
+    out = tmp_path / "out.conllu"
+    parsed = p.parse_file(src, out=out)
+    assert len(parsed) == 5 and out.read_text() == src.read_text()
+    assert not [f for f in tmp_path.iterdir() if f.name.startswith(".")]
+
+
+def test_results_and_report(tiny_model):
+    p = depparse.load(tiny_model)
+    te = synthetic.sentences(6, seed=15)
+    res = p.parse(te, return_results=True)
+    rep = p.make_report([("x.conllu", te)], res, 0.5)
+    assert rep["summary"]["sentences"] == 6
+    s0 = rep["sentences"][0]
+    assert s0["iterations"] == len(s0["dual"]) == len(s0["primal"]) == len(s0["recomputed"])
+    assert s0["gold_heads"] == te[0].heads.tolist()
+    json.dumps(rep)  # serialisable
+
+
+def test_multi_root_and_max_iter(tiny_model):
+    p = depparse.load(tiny_model)
+    te = synthetic.sentences(5, seed=16)
+    for s in p.parse(te, single_root=False, max_iter=1):
+        assert validate_tree(s) is None
+
+
+def test_model_errors(tiny_model, tmp_path):
+    with pytest.raises(ModelError, match="not found"):
+        Model.load(tmp_path / "missing.npz")
+    data = tiny_model.read_bytes()
+    cut = tmp_path / "truncated.npz"
+    cut.write_bytes(data[: len(data) // 2])
+    with pytest.raises(ModelError, match="corrupt or truncated"):
+        Model.load(cut)
+    junk = tmp_path / "junk.npz"
+    junk.write_bytes(b"hello, I am not a model")
+    with pytest.raises(ModelError):
+        Model.load(junk)
+    # a newer format version
+    with np.load(tiny_model) as z:
+        arrays = {k: z[k] for k in z.files}
+    meta = json.loads(arrays["meta"].tobytes())
+    meta["version"] = VERSION + 1
+    arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+    newer = tmp_path / "newer.npz"
+    np.savez(newer, **arrays)
+    with pytest.raises(ModelError, match="newer"):
+        Model.load(newer)
+    # not a depparse file at all
+    other = tmp_path / "other.npz"
+    np.savez(other, x=np.zeros(3))
+    with pytest.raises(ModelError, match="not a depparse model"):
+        Model.load(other)
+
+
+SHIPPED = models_dir() / "en_ewt_gs.npz"
+
+
+@pytest.mark.skipif(not SHIPPED.exists(), reason="shipped model models/en_ewt_gs.npz absent")
+def test_shipped_model_parses_sample_and_demo_runs(tmp_path, capsys):
+    p = depparse.load()
+    assert isinstance(p, Parser) and p.config.model == "gs" and p.labeler is not None
+    sample = read_conllu(REPO_ROOT / "corpora" / "sample.conllu")
+    for s in p.parse(sample):
+        assert validate_tree(s, single_root=True) is None
+        assert all(r for r in s.rels[1:])
+    from depparse import demo
+
+    assert demo.main(["--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "UAS" in out and "LAS" in out and "certified" in out
+    html = (tmp_path / "report" / "index.html").read_text()
+    assert "<img" in html
+    assert (tmp_path / "sample.parsed.conllu").exists()
+    parsed = read_conllu(tmp_path / "sample.parsed.conllu")
+    assert len(parsed) == len(sample)
+
+
+def test_read_from_bytes_stream():
+    s = read_conllu(io.BytesIO(synthetic.conllu_text(2, seed=1).encode()))
+    assert len(s) == 2
