@@ -43,8 +43,6 @@ from __future__ import annotations
 import io
 import os
 import re
-import stat
-import tempfile
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from typing import IO, Any, Union
@@ -924,55 +922,12 @@ def _is_binary(f: Any) -> bool:
     return isinstance(mode, str) and "b" in mode
 
 
-def _umask() -> int:
-    try:
-        with open("/proc/self/status", encoding="ascii") as f:
-            for line in f:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-def _fsync_dir(directory: str) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def _write_atomic(sentences: Iterable[Sentence], path: str | os.PathLike[str]) -> int:
-    target = os.path.realpath(os.fspath(path))
-    directory = os.path.dirname(target) or "."
-    try:
-        mode = stat.S_IMODE(os.stat(target).st_mode)
-    except FileNotFoundError:
-        mode = 0o666 & ~_umask()
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            count = _write_sentences(sentences, f.write, binary=True)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    _fsync_dir(directory)
-    return count
+    """Write to a temporary file beside ``path``, fsync, then rename over it."""
+    from .atomic import atomic_output
+
+    with atomic_output(path, "wb") as f:
+        return _write_sentences(sentences, f.write, binary=True)
 
 
 def write_conllu(sentences: Iterable[Sentence], path_or_file: PathOrFile) -> int:

@@ -17,8 +17,6 @@ version of depparse raises :class:`ModelError` with a message that says which.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import zipfile
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -150,21 +148,7 @@ def _store(a, dt):
 
 def atomic_savez(path, arrays: dict) -> None:
     """``np.savez_compressed`` to ``path`` via a temporary file in the same folder."""
-    path = Path(path)
-    directory = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez_compressed(f, **arrays)
-            f.flush()
-            os.fsync(f.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; a model is an ordinary file
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    from .atomic import atomic_output
+
+    with atomic_output(path, "wb") as f:
+        np.savez_compressed(f, **arrays)

@@ -39,7 +39,6 @@ import io
 import json
 import math
 import os
-import tempfile
 from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -47,6 +46,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from .atomic import atomic_output
 
 __all__ = [
     "FIGURES",
@@ -998,18 +999,8 @@ def _html(summary: dict[str, Any], sections: list[_Section]) -> str:
 
 def _write_atomic(path: Path, data: bytes) -> None:
     """Write ``data`` to a temporary file beside ``path`` and rename it into place."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    with atomic_output(path, "wb") as f:
+        f.write(data)
 
 
 def write_report(report: Mapping[str, Any], out_dir: str | os.PathLike[str]) -> Path:

@@ -40,7 +40,6 @@ __all__ = ["DualResult", "dual_decompose", "dual_decompose_dense"]
 
 NEG_INF = -np.inf
 GAP_TOL = 1e-9
-STEP_RULE = int(__import__("os").environ.get("DEPPARSE_STEP_RULE", "0"))
 
 
 @dataclass
@@ -166,7 +165,7 @@ def _dd_init(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, alpha, max_
 
 @nb.njit(cache=True)
 def _dd_run(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, use_g, alpha,
-            max_iter, single_root, projective, tol, k_end, step_rule,
+            max_iter, single_root, projective, tol, k_end,
             u, v, w, gpos, ztake, zgi, zval, dirty, best_heads, dual, primal, recomputed,
             chg_iter, chg_heads, fs, si):
     """Run the dual decomposition loop (Fig. 1 / Fig. 2) from iteration ``si[_I_K]`` until
@@ -218,7 +217,7 @@ def _dd_run(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, use
         f = _primal_score(yh, arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off,
                           gpos, use_g)
         primal[k] = f
-        if f > fs[_F_BEST]:
+        if f > fs[_F_BEST] or si[_I_NCHG] == 0:  # (the first tree always counts: NaN-safe)
             fs[_F_BEST] = f
             best_heads[:] = yh
             c = si[_I_NCHG]
@@ -254,40 +253,10 @@ def _dd_run(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, use
         # step size (Appendix A.1)
         if k == 0:
             fs[_F_STEP0] = L - f
-            if step_rule == 1:
-                # normalised by the squared norm of the first subgradient (Polyak-style)
-                g2 = 0
-                for h in range(N):
-                    for d in range(2):
-                        c0 = cand_off[h, d]
-                        for i in range(cand_len[h, d]):
-                            if (ztake[h, d, i] == 1) != (yh[cand[c0 + i]] == h):
-                                g2 += 1
-                if use_g:
-                    for m in range(1, N):
-                        if gp[gp_off[m] + zgi[m]] != yh[m]:
-                            g2 += 2
-                fs[_F_STEP0] /= max(g2, 1)
         elif L > fs[_F_PREV]:
             si[_I_ETA] += 1
         fs[_F_PREV] = L
         step = fs[_F_STEP0] / (1.0 + si[_I_ETA])
-        if step_rule >= 2:
-            g2 = 0
-            for h in range(N):
-                for d in range(2):
-                    c0 = cand_off[h, d]
-                    for i in range(cand_len[h, d]):
-                        if (ztake[h, d, i] == 1) != (yh[cand[c0 + i]] == h):
-                            g2 += 1
-            if use_g:
-                for m in range(1, N):
-                    if gp[gp_off[m] + zgi[m]] != yh[m]:
-                        g2 += 2
-            if step_rule == 2:
-                step = (L - fs[_F_BEST]) / max(g2, 1)  # Polyak with the best primal
-            else:
-                step = fs[_F_STEP0] / np.sqrt(max(g2, 1)) / (1.0 + si[_I_ETA])
         # subgradient updates; lazy decoding marks the automata whose multipliers changed
         for h in range(N):
             for d in range(2):
@@ -319,8 +288,7 @@ def _dd_run(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, use
 
 
 def dual_decompose(parts: PartTable, *, alpha=0.001, max_iter=5000, single_root=False,
-                   projective=False, tol=GAP_TOL, time_limit=None, chunk=25,
-                   step_rule=STEP_RULE) -> DualResult:
+                   projective=False, tol=GAP_TOL, time_limit=None, chunk=25) -> DualResult:
     """Decode a sentence with dual decomposition (Koo et al. 2010, Fig. 1 or Fig. 2).
 
     Parameters
@@ -367,8 +335,7 @@ def dual_decompose(parts: PartTable, *, alpha=0.001, max_iter=5000, single_root=
         if deadline is not None:
             k_end = min(int(max_iter), k_end + chunk)
         status = _dd_run(*arrays, parts.grandparents, float(alpha), int(max_iter),
-                         bool(single_root), bool(projective), float(tol), k_end,
-                         int(step_rule), *state)
+                         bool(single_root), bool(projective), float(tol), k_end, *state)
         if status == NO_TREE:
             raise NoSpanningTreeError("no spanning tree rooted at 0 exists under the kept arcs")
         if si[_I_DONE] or (deadline is not None and time.perf_counter() >= deadline):
