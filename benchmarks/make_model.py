@@ -29,9 +29,10 @@ decomposition with Chu-Liu-Edmonds, plus a second-stage averaged-perceptron DEPR
 - **Input it expects**: CoNLL-U with gold-standard (or predicted) tokenization, UPOS, XPOS,
   lemmas and FEATS; it assigns HEAD and DEPREL only.
 - **Settings**: {settings}
-- **Reproduce**: `make model` (seed {seed}; {total:.0f} s on the 2-core build machine,
-  of which pruner {pruner:.0f} s (4-fold jackknife + final), perceptron {perceptron:.0f} s,
-  labeler {labeler:.0f} s).
+- **Reproduce**: `make model` (seed {seed}; {total:.0f} s of training on the 2-core build
+  machine, of which final pruner {pruner:.0f} s (the 4 jackknife pruners that prune the
+  training data come on top of it), perceptron epochs {perceptron:.0f} s, labeler
+  {labeler:.0f} s; the rest is the per-epoch dev evaluation).
 - **File**: `models/en_ewt_gs.npz`, {size:.1f} MB (weights stored as float16; format in
   `depparse/model.py`).
 
