@@ -61,6 +61,11 @@ def build_parser():
                    help="iteration cap for the per-epoch dev evaluation (default 1000)")
     t.add_argument("--train-over", choices=["Z", "Y"], default="Z",
                    help="Z: head automata only (Koo et al. Sec. 6); Y: full dual decomposition")
+    t.add_argument("--update", choices=["pa", "perceptron"], default="pa",
+                   help="pa: averaged passive-aggressive (PA-I) steps (default); perceptron: "
+                        "the averaged perceptron of Collins (2002) with unit steps")
+    t.add_argument("--loss-aug", type=float, default=1.0,
+                   help="cost-augmented training: bonus of every wrong arc (0 = plain)")
     t.add_argument("--no-labeler", action="store_true", help="do not train a DEPREL labeler")
     t.add_argument("--labeler-epochs", type=int, default=8)
     t.add_argument("--checkpoint", help="checkpoint file (default: OUT.ckpt.npz)")
@@ -275,7 +280,7 @@ def cmd_train(args):
         _check_trees(dv, "dev", single)
     cfg = ModelConfig(model=args.model, bits=args.bits, projective=args.projective,
                       max_iter=args.max_iter, train_over=args.train_over,
-                      single_root=single)
+                      single_root=single, update=args.update, loss_aug=args.loss_aug)
     if args.resume and os.path.exists(ckpt):
         try:
             t = Trainer.load_checkpoint(ckpt)
@@ -294,12 +299,19 @@ def cmd_train(args):
     common = dict(epochs=args.epochs, seed=args.seed, checkpoint=ckpt, resume=args.resume,
                   progress=not args.quiet, dev_max_iter=args.dev_max_iter,
                   labeler_epochs=0 if args.no_labeler else args.labeler_epochs)
-    if args.scheduler:
-        from .distributed import train_distributed
+    try:
+        if args.scheduler:
+            from .distributed import train_distributed
 
-        m = train_distributed(tr, dv, cfg, args.scheduler, shards=args.shards, **common)
-    else:
-        m = train(tr, dv, cfg, **common)
+            m = train_distributed(tr, dv, cfg, args.scheduler, shards=args.shards, **common)
+        else:
+            m = train(tr, dv, cfg, **common)
+    except OSError as e:
+        if e.filename is not None or e.errno is None:  # named already, or not the disk's
+            raise
+        # a disk error without a file name: the only file written while training is the
+        # checkpoint (through a temporary file, hence no name)
+        raise _oserror(ckpt, "checkpoint", e) from None
     try:
         m.save(out)
     except OSError as e:

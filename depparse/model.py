@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import zipfile
+import zlib
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
@@ -128,9 +129,11 @@ class Model:
                 labeler = z["labeler"].astype(np.float64) if "labeler" in z.files else None
         except ModelError:
             raise
-        except (zipfile.BadZipFile, OSError, ValueError, KeyError, EOFError,
+        except (zipfile.BadZipFile, zlib.error, OSError, ValueError, KeyError, EOFError,
                 UnicodeDecodeError, TypeError) as e:
-            raise ModelError(f"{path}: model file is corrupt or truncated ({e})") from None
+            # numpy's message for a file that is no zip at all suggests allow_pickle: not ours
+            why = e if zipfile.is_zipfile(path) else "not a complete .npz archive"
+            raise ModelError(f"{path}: model file is corrupt or truncated ({why})") from None
         if weights.shape != (1 << config.bits,):
             raise ModelError(f"{path}: weights have {weights.shape[0]} entries, expected "
                              f"2**{config.bits}: corrupt model file")

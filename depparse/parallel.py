@@ -23,6 +23,7 @@ use.  Properties:
 
 from __future__ import annotations
 
+import gc
 import multiprocessing as mp
 import os
 import signal
@@ -88,7 +89,7 @@ def _stop_workers(ex):
             pass
 
 
-def parse_parallel(parser, sentences, jobs, kw, chunk_size=None):
+def parse_parallel(parser, sentences, jobs, kw, chunk_size=None, start_method=None):
     """Parse ``sentences`` with ``jobs`` worker processes.
 
     Parameters
@@ -102,6 +103,11 @@ def parse_parallel(parser, sentences, jobs, kw, chunk_size=None):
         ``single_root``, ``time_limit``, ``trace``).
     chunk_size : int, optional
         Sentences per task (default: about 8 tasks per worker, at most 32 sentences each).
+    start_method : {"fork", "spawn", "forkserver"}, optional
+        Default: ``fork`` where it exists, else ``spawn`` (the parser is then pickled to each
+        worker, which loads the kernels from numba's disk cache).  Give ``"spawn"`` or
+        ``"forkserver"`` when this process runs threads that may hold locks at the moment
+        of the fork (forking a multi-threaded process can deadlock the child).
 
     Returns
     -------
@@ -123,7 +129,10 @@ def parse_parallel(parser, sentences, jobs, kw, chunk_size=None):
     bounds = chunk_bounds(n, jobs, chunk_size)
     warm_kw = {k: v for k, v in kw.items() if k != "time_limit"}
     warmup(parser, **warm_kw)
-    fork = "fork" in mp.get_all_start_methods() and os.name == "posix"
+    if start_method is None:
+        start_method = ("fork" if "fork" in mp.get_all_start_methods() and os.name == "posix"
+                        else "spawn")
+    fork = start_method == "fork"
     if fork:
         # the workers are forked when the pool starts: they inherit the parser, the
         # sentences and the loaded numba kernels
@@ -132,10 +141,14 @@ def parse_parallel(parser, sentences, jobs, kw, chunk_size=None):
         initargs = (None, None, None)
         tasks = [(a, b, None) for a, b in bounds]
     else:
-        ctx = mp.get_context("spawn")
+        ctx = mp.get_context(start_method)
         initargs = (parser, kw, None)
         tasks = [(a, b, sentences[a:b]) for a, b in bounds]
-    slots: list = [None] * len(bounds)
+    out: list = []
+    if fork:
+        # keep the collector of the workers off the inherited objects: its bookkeeping
+        # writes into every object it visits, which would copy their pages (copy-on-write)
+        gc.freeze()
     ex = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init,
                              initargs=initargs)
     ok = False
@@ -149,22 +162,24 @@ def parse_parallel(parser, sentences, jobs, kw, chunk_size=None):
                 a, b = bounds[i]
                 where = f"{sentences[a].source}:{sentences[a].line_no}"
                 raise WorkerDiedError(
-                    f"a worker process died (killed, out of memory or crashed) while parsing "
-                    f"sentences {a + 1}-{b} (from {where})") from None
-            assert start == bounds[i][0]
-            slots[i] = res
+                    f"a worker process died (killed, out of memory or crashed); sentences "
+                    f"{a + 1}-{b} of the input (from {where}) and later ones were not "
+                    "parsed") from None
+            a, b = bounds[i]
+            if start != a or len(res) != b - a:  # pragma: no cover - a bug, not bad input
+                raise RuntimeError(f"chunk {i}: got results for {start}+{len(res)}, "
+                                   f"expected {a}-{b}")
+            # rebuilt here while the workers parse the next chunks
+            for s, (heads, rels, r) in zip(sentences[a:b], res, strict=True):
+                out.append((s.with_parse(heads, rels), r))
         ok = True
     finally:
         if fork:
             _STATE.clear()
+            gc.unfreeze()
         if not ok:
             for f in futures:
                 f.cancel()
             _stop_workers(ex)
         ex.shutdown(wait=True, cancel_futures=True)
-    out = []
-    for (a, b), res in zip(bounds, slots, strict=True):
-        assert len(res) == b - a
-        for s, (heads, rels, r) in zip(sentences[a:b], res, strict=True):
-            out.append((s.with_parse(heads, rels), r))
     return out

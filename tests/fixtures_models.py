@@ -1,0 +1,133 @@
+"""Tiny models and data files for the CLI, parallel and robustness tests, made once per session.
+
+The models are trained by ``depparse train`` (in-process) on the synthetic grammar of
+:mod:`synthetic`, with ``--bits 16`` and 2 epochs: a few seconds once the numba kernels are
+cached.  Import the fixtures into a test module::
+
+    from fixtures_models import syn  # noqa: F401
+
+Pytest may instantiate a session fixture once per importing module; the work is memoized
+in this module, so the data and models are still made once per test session.
+
+Also here: :func:`run_cli` (``depparse.cli.main`` in-process with its own stdin/stdout/
+stderr) and :func:`run_subprocess` (``python -m depparse.cli``).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+import synthetic
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+_CACHE: dict = {}
+
+
+@dataclass(frozen=True)
+class Syn:
+    """Synthetic data files and a trained ``sib`` model (with labeler)."""
+
+    dir: Path
+    train: Path  # 200 sentences, gold trees
+    dev: Path  # 50 sentences
+    test: Path  # 40 sentences with gold HEAD/DEPREL (the parser ignores them)
+    test_blank: Path  # the same sentences with HEAD and DEPREL "_"
+    model: Path  # sib, 2**16 weights, 2 epochs
+
+    def text(self, name="test"):
+        return getattr(self, name).read_bytes()
+
+
+def run_cli(args, stdin: bytes = b""):
+    """``depparse.cli.main(args)`` in-process: returns ``(status, stdout bytes, stderr str)``."""
+    from depparse.cli import main
+
+    fin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
+    fout = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+    ferr = io.StringIO()
+    old = sys.stdin, sys.stdout, sys.stderr
+    sys.stdin, sys.stdout, sys.stderr = fin, fout, ferr
+    try:
+        rc = main([str(a) for a in args])
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = old
+    fout.flush()
+    return rc, fout.buffer.getvalue(), ferr.getvalue()
+
+
+def run_subprocess(args, stdin: bytes = b"", timeout=120, **kw):
+    """``python -m depparse.cli ARGS`` in a subprocess; returns the CompletedProcess."""
+    if "stdout" not in kw and "stderr" not in kw:
+        kw["capture_output"] = True
+    return subprocess.run([sys.executable, "-m", "depparse.cli", *[str(a) for a in args]],
+                          input=stdin, timeout=timeout, cwd=REPO_ROOT, **kw)
+
+
+def blank_heads(text: str) -> str:
+    """CoNLL-U text with HEAD and DEPREL set to ``_`` on every word line."""
+    out = []
+    for line in text.split("\n"):
+        cols = line.split("\t")
+        if len(cols) == 10 and cols[0].isdigit():
+            cols[6] = cols[7] = "_"
+        out.append("\t".join(cols))
+    return "\n".join(out)
+
+
+def long_sentence(n=250, seed=0) -> str:
+    """One sentence of ``n`` words (synthetic sentences run together), HEAD/DEPREL ``_``."""
+    rng = np.random.default_rng(seed)
+    words = []
+    while len(words) < n:
+        words.extend(synthetic.sentence(rng))
+    lines = [f"# sent_id = long-{n}"]
+    lines += [f"{i}\t{f}\t{f}\t{u}\t_\t_\t_\t_\t_\t_"
+              for i, (u, f, _, _) in enumerate(words[:n], 1)]
+    return "\n".join(lines) + "\n\n"
+
+
+def make_syn(root: Path) -> Syn:
+    """Write the data files and train the model under ``root`` (memoized per process)."""
+    if "syn" in _CACHE:
+        return _CACHE["syn"]
+    from depparse.cli import main
+
+    root.mkdir(parents=True, exist_ok=True)
+    files = {}
+    for name, n, seed in (("train", 200, 1), ("dev", 50, 2), ("test", 40, 3)):
+        p = root / f"{name}.conllu"
+        p.write_text(synthetic.conllu_text(n, seed), encoding="utf-8")
+        files[name] = p
+    blank = root / "test_blank.conllu"
+    blank.write_text(blank_heads(files["test"].read_text(encoding="utf-8")), encoding="utf-8")
+    model = root / "sib.npz"
+    rc = main(["train", "--model", "sib", "--train", str(files["train"]), "--dev",
+               str(files["dev"]), "--out", str(model), "--epochs", "2", "--bits", "16",
+               "--labeler-epochs", "4", "--dev-max-iter", "200", "-q"])
+    assert rc == 0 and model.exists(), "training the test model failed"
+    syn = Syn(root, files["train"], files["dev"], files["test"], blank, model)
+    _CACHE["syn"] = syn
+    return syn
+
+
+@pytest.fixture(scope="session")
+def syn(tmp_path_factory) -> Syn:
+    """Synthetic data and a tiny trained sib model (see :class:`Syn`)."""
+    if "syn" in _CACHE:
+        return _CACHE["syn"]
+    return make_syn(tmp_path_factory.mktemp("syn"))
+
+
+def subprocess_env(**extra):
+    """The environment for subprocesses (the numba cache location is inherited)."""
+    env = dict(os.environ)
+    env.update(extra)
+    return env

@@ -1,0 +1,192 @@
+"""The command line end to end on the synthetic grammar: train -> parse -> evaluate/report.
+
+Checked on every parse: each word has exactly one head, there is no cycle, exactly one word
+is attached to the root (unless --multi-root); only the HEAD and DEPREL columns differ
+between input and output; stdin works; HEAD/DEPREL ``_`` input works; --report writes the
+per-sentence certificates/iterations/seconds; one summary line goes to stderr.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+
+import numpy as np
+import pytest
+from fixtures_models import long_sentence, run_cli, syn  # noqa: F401
+
+from depparse.conllu_io import read_conllu, validate_tree
+
+
+def check_trees(data: bytes, single_root=True):
+    """Every sentence of CoNLL-U ``data`` is a tree; returns the sentences."""
+    sents = read_conllu(io.BytesIO(data))
+    assert sents
+    for s in sents:
+        h = np.asarray(s.heads)
+        assert (h[1:] >= 0).all(), "a word without a head"
+        assert validate_tree(s, single_root=single_root) is None, validate_tree(s)
+        if single_root:
+            assert int((h[1:] == 0).sum()) == 1
+    return sents
+
+
+def only_head_deprel_differ(a: bytes, b: bytes):
+    la, lb = a.decode().split("\n"), b.decode().split("\n")
+    assert len(la) == len(lb)
+    changed = 0
+    for x, y in zip(la, lb, strict=True):
+        cx, cy = x.split("\t"), y.split("\t")
+        if len(cx) == 10 and cx[0].isdigit():
+            assert cx[:6] == cy[:6] and cx[8:] == cy[8:], (x, y)
+            changed += cx[6:8] != cy[6:8]
+        else:
+            assert x == y
+    return changed
+
+
+def summary_lines(err: str):
+    return [line for line in err.splitlines() if line.startswith("depparse: parsed ")]
+
+
+def test_train_writes_a_loadable_model(syn):  # noqa: F811
+    import depparse
+
+    p = depparse.load(syn.model)
+    assert p.config.model == "sib" and p.config.bits == 16
+    assert p.labeler is not None
+    assert not list(syn.dir.glob(".*.tmp")), "temporary files left behind"
+
+
+def test_parse_file_valid_trees_only_head_deprel_change(syn, tmp_path):  # noqa: F811
+    out = tmp_path / "out.conllu"
+    rc, stdout, err = run_cli(["parse", syn.test, "--model", syn.model, "-o", out])
+    assert rc == 0, err
+    assert stdout == b""
+    data = out.read_bytes()
+    sents = check_trees(data)
+    assert len(sents) == 40
+    only_head_deprel_differ(syn.text("test"), data)
+    # every DEPREL comes from the labeler's vocabulary (not "_")
+    assert all(r for s in sents for r in s.rels[1:])
+    lines = summary_lines(err)
+    assert len(lines) == 1, err
+    assert "parsed 40 sentences" in lines[0] and "certificates" in lines[0]
+    # the tiny grammar is learnt well
+    gold = read_conllu(syn.test)
+    uas = np.mean(np.concatenate([np.asarray(s.heads[1:]) == np.asarray(g.heads[1:])
+                                  for s, g in zip(sents, gold, strict=True)]))
+    assert uas > 0.9
+
+
+def test_stdin_to_stdout(syn, tmp_path):  # noqa: F811
+    out = tmp_path / "out.conllu"
+    rc, _, _ = run_cli(["parse", syn.test, "--model", syn.model, "-o", out, "-q"])
+    assert rc == 0
+    rc, stdout, err = run_cli(["parse", "-", "--model", syn.model, "-q"], stdin=syn.text("test"))
+    assert rc == 0, err
+    assert stdout == out.read_bytes()
+    assert err == ""  # -q: no summary
+
+
+def test_blank_head_deprel_input(syn, tmp_path):  # noqa: F811
+    a, b = tmp_path / "a.conllu", tmp_path / "b.conllu"
+    assert run_cli(["parse", syn.test, "--model", syn.model, "-o", a, "-q"])[0] == 0
+    rc, _, err = run_cli(["parse", syn.test_blank, "--model", syn.model, "-o", b, "-q"])
+    assert rc == 0, err
+    # the parser never looks at the input's HEAD/DEPREL: same output either way
+    assert a.read_bytes() == b.read_bytes()
+    assert only_head_deprel_differ(syn.text("test_blank"), b.read_bytes()) > 0
+    check_trees(b.read_bytes())
+
+
+def test_multi_root(syn, tmp_path):  # noqa: F811
+    out = tmp_path / "out.conllu"
+    rc, _, err = run_cli(["parse", syn.test, "--model", syn.model, "-o", out, "--multi-root"])
+    assert rc == 0, err
+    check_trees(out.read_bytes(), single_root=False)
+
+
+def test_several_inputs_in_order(syn, tmp_path):  # noqa: F811
+    out = tmp_path / "out.conllu"
+    rc, _, err = run_cli(["parse", syn.test, syn.dev, "--model", syn.model, "-o", out, "-q"])
+    assert rc == 0, err
+    sents = check_trees(out.read_bytes())
+    ids = [s.sent_id for s in sents]
+    assert ids == ([s.sent_id for s in read_conllu(syn.test)]
+                   + [s.sent_id for s in read_conllu(syn.dev)])
+
+
+def test_report_json(syn, tmp_path):  # noqa: F811
+    out, rep = tmp_path / "out.conllu", tmp_path / "rep.json"
+    rc, _, err = run_cli(["parse", syn.test, "--model", syn.model, "-o", out, "--report", rep])
+    assert rc == 0, err
+    r = json.loads(rep.read_text())
+    assert r["summary"]["sentences"] == 40
+    assert len(r["sentences"]) == 40
+    for s in r["sentences"]:
+        assert isinstance(s["certificate"], bool)
+        assert isinstance(s["iterations"], int) and s["iterations"] >= 1
+        assert isinstance(s["seconds"], float) and s["seconds"] >= 0
+        assert len(s["dual"]) == s["iterations"]
+        assert len(s["heads"]) == s["n"] + 1
+    assert r["summary"]["certified"] == sum(s["certificate"] for s in r["sentences"])
+
+
+def test_time_limit_on_a_250_word_sentence(syn, tmp_path):  # noqa: F811
+    src = tmp_path / "long.conllu"
+    src.write_text(long_sentence(250), encoding="utf-8")
+    out, rep = tmp_path / "out.conllu", tmp_path / "rep.json"
+    limit = 0.3
+    # warm up (kernels loaded) so that the timing below is the decoder's alone
+    assert run_cli(["parse", syn.test, "--model", syn.model, "-o", out, "-q"])[0] == 0
+    t0 = time.perf_counter()
+    rc, _, err = run_cli(["parse", src, "--model", syn.model, "-o", out, "--report", rep,
+                          "--time-limit", limit])
+    wall = time.perf_counter() - t0
+    assert rc == 0, err
+    s = json.loads(rep.read_text())["sentences"][0]
+    assert s["n"] == 250
+    # the limit bounds dual decomposition; pruning, scoring and labelling come on top
+    assert s["seconds"] < limit + 1.5, s["seconds"]
+    assert wall < limit + 5.0
+    if s["timed_out"]:
+        assert not s["certificate"]
+        assert "stopped by --time-limit" in summary_lines(err)[0]
+    check_trees(out.read_bytes())
+
+
+def test_time_limit_api_returns_a_tree_uncertified(syn):  # noqa: F811
+    import depparse
+    from depparse.conllu_io import Sentence
+
+    p = depparse.load(syn.model)
+    s = Sentence.from_text(long_sentence(250, seed=1))
+    (parsed, r), = p.parse([s], time_limit=0.01, max_iter=100000, return_results=True)
+    assert validate_tree(parsed, single_root=True) is None
+    assert r.timed_out, "expected a 250-word nonsense sentence to need more than 0.01 s"
+    assert not r.certificate
+    assert r.iterations < 100000
+
+
+def test_evaluate_and_report_commands(syn, tmp_path):  # noqa: F811
+    pytest.importorskip("depparse.evaluate")
+    pytest.importorskip("depparse.report")
+    out, rep = tmp_path / "out.conllu", tmp_path / "rep.json"
+    assert run_cli(["parse", syn.test, "--model", syn.model, "-o", out, "--report", rep,
+                    "-q"])[0] == 0
+    rc, stdout, err = run_cli(["evaluate", syn.test, out, "--json", "--report", rep])
+    assert rc == 0, err
+    d = json.loads(stdout)
+    assert d["uas"] > 90
+    rc, _, err = run_cli(["report", rep, "-o", tmp_path / "html"])
+    assert rc == 0, err
+    assert (tmp_path / "html").is_dir()
+
+
+def test_bad_flags_exit_2(syn, tmp_path):  # noqa: F811
+    for args in (["--max-iter", "0"], ["--jobs", "-1"], ["--time-limit", "0"]):
+        rc, _, err = run_cli(["parse", syn.test, "--model", syn.model, *args])
+        assert rc == 2
+        assert len(err.strip().splitlines()) == 1 and "error" in err
