@@ -49,7 +49,6 @@ import logging
 import time
 import uuid
 from contextlib import contextmanager
-from pathlib import Path
 
 import numpy as np
 
@@ -295,55 +294,12 @@ def train_distributed(train_sents, dev_sents=None, config=None, client_or_addres
     Model
         With averaged weights; ``info["ipm_shards"]`` holds ``S``.
     """
-    from .learn.perceptron import (
-        Trainer,
-        _jackknife_keep_masks,
-        _keep_masks,
-        check_training_sentences,
-        evaluate_heads,
-    )
-    from .learn.pruner import train_pruner
-    from .model import ModelConfig
-    from .parser import Parser
-    from .sentence import Vocabularies
+    from .learn.perceptron import end_epoch, finish, prepare
 
-    config = config or ModelConfig()
-    check_training_sentences(train_sents)
-    if dev_sents:
-        check_training_sentences(dev_sents, "dev")
     t_start = time.perf_counter()
-    trainer = None
-    if resume and checkpoint and Path(checkpoint).exists():
-        trainer = Trainer.load_checkpoint(checkpoint)
-        log.info("resuming from %s after epoch %d", checkpoint, trainer.epoch)
-        config = trainer.config
-        vocab = trainer.vocab
-    else:
-        vocab = Vocabularies.build(train_sents, config.min_count)
-    encoded = [vocab.encode(s) for s in train_sents]
-    heads = [np.asarray(s.heads, dtype=np.int64) for s in train_sents]
-    t_prune = 0.0
-    if trainer is None:
-        pruner = None
-        if config.order > 0:
-            t0 = time.perf_counter()
-            pruner = train_pruner(encoded, heads, bits=config.pruner_bits,
-                                  epochs=pruner_epochs, seed=seed)
-            t_prune = time.perf_counter() - t0
-            log.info("pruner trained in %.1f s", t_prune)
-        trainer = Trainer(config, vocab, pruner, seed)
-    parser = Parser(trainer.model(averaged=False))
-    train_keep = _jackknife_keep_masks(config, encoded, heads, pruner_folds, pruner_epochs,
-                                       seed) if config.order > 0 else None
-    if train_keep is None:
-        train_keep = _keep_masks(parser, encoded, heads)
-    data = list(zip(encoded, heads, train_keep, strict=True))
-    dev = None
-    if dev_sents:
-        denc = [vocab.encode(s) for s in dev_sents]
-        dheads = [np.asarray(s.heads, dtype=np.int64) for s in dev_sents]
-        dev = list(zip(denc, dheads, _keep_masks(parser, denc), strict=True))
-    nwords = sum(e.n for e in encoded)
+    st = prepare(train_sents, dev_sents, config, seed, checkpoint, resume, pruner_epochs,
+                 pruner_folds)
+    trainer, data, config = st.trainer, st.data, st.trainer.config
 
     with _cluster(client_or_address) as client:
         S = config.extra.get("ipm_shards")
@@ -382,41 +338,13 @@ def train_distributed(train_sents, dev_sents=None, config=None, client_or_addres
                     results = client.gather(futs)
                     del futs, wf
                 mistakes = mix(trainer, results)
-                dt = time.perf_counter() - t0
-                rec = {"epoch": trainer.epoch, "mistakes": mistakes, "train_seconds": dt,
-                       "sent_per_sec": len(data) / dt, "words_per_sec": nwords / dt,
-                       "ipm_shards": S}
-                if dev is not None:
-                    rec.update({"dev_" + k: v for k, v in evaluate_heads(
-                        parser, dev, trainer.averaged(), dev_max_iter).items()})
-                trainer.history.append(rec)
-                msg = (f"epoch {trainer.epoch}/{epochs} (IPM, {S} shards): "
-                       f"{len(data) / dt:.0f} sent/s, {mistakes} mistakes")
-                if dev is not None:
-                    msg += f", dev UAS {rec['dev_uas']:.2f}, dev cert {rec['dev_cert']:.1f}%"
-                log.info(msg)
-                if checkpoint:
-                    trainer.save_checkpoint(checkpoint)
+                end_epoch(st, mistakes, time.perf_counter() - t0, epochs, dev_max_iter,
+                          checkpoint, label=f" (IPM, {S} shards)", ipm_shards=S)
         finally:
             if client is not None:
                 for f in shard_f:
                     f.cancel()
-    labeler = None
-    t_lab = 0.0
-    if labeler_epochs > 0:
-        from .learn.labeler import train_labeler
-
-        t0 = time.perf_counter()
-        labeler = train_labeler(encoded, heads, [s.rels for s in train_sents], vocab,
-                                bits=config.labeler_bits, epochs=labeler_epochs, seed=seed)
-        t_lab = time.perf_counter() - t0
-    info = {"history": trainer.history, "train_sentences": len(data), "train_words": nwords,
-            "pruner_seconds": t_prune, "labeler_seconds": t_lab, "seed": seed,
-            "epochs": epochs, "ipm_shards": S,
-            "total_seconds": time.perf_counter() - t_start}
-    model = trainer.model(averaged=True, info=info)
-    model.labeler = labeler
-    return model
+    return finish(st, train_sents, labeler_epochs, seed, epochs, t_start, ipm_shards=S)
 
 
 @contextmanager

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -262,11 +262,44 @@ def train(train_sents, dev_sents=None, config: ModelConfig | None = None, epochs
     """
     from tqdm import tqdm
 
+    t_start = time.perf_counter()
+    st = prepare(train_sents, dev_sents, config, seed, checkpoint, resume, pruner_epochs,
+                 pruner_folds)
+    trainer, data = st.trainer, st.data
+    while trainer.epoch < epochs:
+        t0 = time.perf_counter()
+        bar = tqdm(total=len(data), desc=f"epoch {trainer.epoch + 1}/{epochs}", unit="sent",
+                   disable=not progress, leave=False, mininterval=1.0)
+        mistakes = trainer.run_epoch(data, progress=lambda j, n, bar=bar: bar.update(1))
+        bar.close()
+        end_epoch(st, mistakes, time.perf_counter() - t0, epochs, dev_max_iter, checkpoint)
+    return finish(st, train_sents, labeler_epochs, seed, epochs, t_start)
+
+
+@dataclass
+class Setup:
+    """Everything a training run needs once the data is encoded and pruned."""
+
+    trainer: Trainer
+    parser: Parser
+    data: list  # (encoded, heads, keep) per training sentence
+    dev: list | None
+    encoded: list
+    heads: list
+    t_prune: float
+    nwords: int
+
+
+def prepare(train_sents, dev_sents, config, seed, checkpoint, resume, pruner_epochs,
+            pruner_folds) -> Setup:
+    """Check the data, build (or resume) the trainer, train the pruner, prune every sentence.
+
+    Shared by :func:`train` and the Dask trainer (:mod:`depparse.distributed`).
+    """
     config = config or ModelConfig()
     check_training_sentences(train_sents)
     if dev_sents:
         check_training_sentences(dev_sents, "dev")
-    t_start = time.perf_counter()
     trainer = None
     if resume and checkpoint and Path(checkpoint).exists():
         trainer = Trainer.load_checkpoint(checkpoint)
@@ -302,44 +335,52 @@ def train(train_sents, dev_sents=None, config: ModelConfig | None = None, epochs
         kept = sum(int(k.sum()) for k in dkeep)
         hit = sum(int(k[h[1:], np.arange(1, e.n + 1)].sum()) for e, h, k in dev)
         words = sum(e.n for e in denc)
-        trainer.history.append({"pruner_dev_recall": 100.0 * hit / words,
-                                "pruner_heads_per_word": kept / words})
+        if not any("pruner_dev_recall" in h for h in trainer.history):
+            trainer.history.append({"pruner_dev_recall": 100.0 * hit / words,
+                                    "pruner_heads_per_word": kept / words})
         log.info("pruner on dev: gold-arc recall %.2f%%, %.2f heads per word",
                  100.0 * hit / words, kept / words)
-    nwords = sum(e.n for e in encoded)
-    while trainer.epoch < epochs:
-        t0 = time.perf_counter()
-        bar = tqdm(total=len(data), desc=f"epoch {trainer.epoch + 1}/{epochs}", unit="sent",
-                   disable=not progress, leave=False, mininterval=1.0)
-        mistakes = trainer.run_epoch(data, progress=lambda j, n, bar=bar: bar.update(1))
-        bar.close()
-        dt = time.perf_counter() - t0
-        rec = {"epoch": trainer.epoch, "mistakes": mistakes, "train_seconds": dt,
-               "sent_per_sec": len(data) / dt, "words_per_sec": nwords / dt}
-        if dev is not None:
-            rec.update({"dev_" + k: v for k, v in
-                        evaluate_heads(parser, dev, trainer.averaged(), dev_max_iter).items()})
-        trainer.history.append(rec)
-        msg = (f"epoch {trainer.epoch}/{epochs}: {len(data) / dt:.0f} sent/s, "
-               f"{mistakes} mistakes")
-        if dev is not None:
-            msg += f", dev UAS {rec['dev_uas']:.2f}, dev cert {rec['dev_cert']:.1f}%"
-        log.info(msg)
-        if checkpoint:
-            trainer.save_checkpoint(checkpoint)
+    return Setup(trainer, parser, data, dev, encoded, heads, t_prune,
+                 sum(e.n for e in encoded))
+
+
+def end_epoch(st: Setup, mistakes, seconds, epochs, dev_max_iter, checkpoint, label="",
+              **extra):
+    """Record an epoch (dev UAS and certificates when there is dev data), log, checkpoint."""
+    trainer = st.trainer
+    n = len(st.data)
+    rec = {"epoch": trainer.epoch, "mistakes": mistakes, "train_seconds": seconds,
+           "sent_per_sec": n / seconds, "words_per_sec": st.nwords / seconds, **extra}
+    if st.dev is not None:
+        rec.update({"dev_" + k: v for k, v in
+                    evaluate_heads(st.parser, st.dev, trainer.averaged(), dev_max_iter).items()})
+    trainer.history.append(rec)
+    msg = (f"epoch {trainer.epoch}/{epochs}{label}: {n / seconds:.0f} sent/s, "
+           f"{mistakes} mistakes")
+    if st.dev is not None:
+        msg += f", dev UAS {rec['dev_uas']:.2f}, dev cert {rec['dev_cert']:.1f}%"
+    log.info(msg)
+    if checkpoint:
+        trainer.save_checkpoint(checkpoint)
+
+
+def finish(st: Setup, train_sents, labeler_epochs, seed, epochs, t_start, **extra) -> Model:
+    """Train the labeler and return the model with averaged weights and training info."""
     labeler = None
     t_lab = 0.0
     if labeler_epochs > 0:
         from .labeler import train_labeler
 
         t0 = time.perf_counter()
-        labeler = train_labeler(encoded, heads, [s.rels for s in train_sents], vocab,
-                                bits=config.labeler_bits, epochs=labeler_epochs, seed=seed)
+        labeler = train_labeler(st.encoded, st.heads, [s.rels for s in train_sents],
+                                st.trainer.vocab, bits=st.trainer.config.labeler_bits,
+                                epochs=labeler_epochs, seed=seed)
         t_lab = time.perf_counter() - t0
         log.info("labeler trained in %.1f s", t_lab)
-    info = {"history": trainer.history, "train_sentences": len(data), "train_words": nwords,
-            "pruner_seconds": t_prune, "labeler_seconds": t_lab, "seed": seed,
-            "epochs": epochs, "total_seconds": time.perf_counter() - t_start}
-    model = trainer.model(averaged=True, info=info)
+    info = {"history": st.trainer.history, "train_sentences": len(st.data),
+            "train_words": st.nwords, "pruner_seconds": st.t_prune, "labeler_seconds": t_lab,
+            "seed": seed, "epochs": epochs, "total_seconds": time.perf_counter() - t_start,
+            **extra}
+    model = st.trainer.model(averaged=True, info=info)
     model.labeler = labeler
     return model
