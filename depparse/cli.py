@@ -183,35 +183,17 @@ def _check_trees(sentences, what, single_root):
 
 
 def _write_json(path, obj):
-    import tempfile
+    from .atomic import atomic_output
 
     path = Path(path)
     d = path.resolve().parent
     if not d.is_dir():
         raise UsageError(f"{path}: folder {d} does not exist")
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=d)
-    except OSError as e:
-        raise _oserror(path, "report", e) from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
+        with atomic_output(path, "w", encoding="utf-8") as f:
             json.dump(obj, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
     except OSError as e:
-        _unlink(tmp)
         raise _oserror(path, "report", e) from None
-    except BaseException:
-        _unlink(tmp)
-        raise
-
-
-def _unlink(path):
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
 
 
 def _write_output(parsed, out):
