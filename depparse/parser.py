@@ -20,7 +20,12 @@ from .features import build_parts
 from .learn.pruner import score_all_arcs
 from .model import Model
 
-__all__ = ["ParseResult", "Parser"]
+__all__ = ["ParseResult", "Parser", "tree_decoder"]
+
+
+def tree_decoder(projective):
+    """The first-order tree decoder: Eisner's algorithm when projective, else CLE."""
+    return eisner if projective else chu_liu_edmonds
 
 
 @dataclass
@@ -101,8 +106,7 @@ class Parser:
             keep = self.keep_mask(enc, single)
         parts = build_parts(enc, keep, w, cfg.bits, self.order)
         if self.order == 0:
-            dec = eisner if cfg.projective else chu_liu_edmonds
-            heads = dec(parts.arc, single_root=single)
+            heads = tree_decoder(cfg.projective)(parts.arc, single_root=single)
             return ParseResult(heads, True, 1, time.perf_counter() - t0,
                                kept_arcs=int(keep.sum()))
         r = dual_decompose(parts, alpha=cfg.alpha, max_iter=K, single_root=single,

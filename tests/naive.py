@@ -65,6 +65,19 @@ def is_tree(heads) -> bool:
     return True
 
 
+
+def assert_tree(heads, N, single_root=False, arc=None, projective=False):
+    """Assert that a decoder's output is a valid int64 tree of ``N`` nodes (optionally with one
+    root child, only finite arcs of ``arc``, projective)."""
+    assert heads.dtype == np.int64 and heads.shape == (N,)
+    assert heads[0] == -1 and is_tree(heads), heads
+    if single_root:
+        assert int((heads[1:] == 0).sum()) == 1, heads
+    if arc is not None:
+        assert all(np.isfinite(arc[heads[m], m]) for m in range(1, N)), heads
+    if projective:
+        assert is_projective(heads), heads
+
 def _ancestors(heads, m):
     out = set()
     v = m

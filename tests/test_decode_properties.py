@@ -12,7 +12,7 @@ import os
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from naive import best_arc_factored, best_full, is_projective, is_tree, naive_arc_score
+from naive import assert_tree, best_arc_factored, best_full, naive_arc_score
 
 from depparse.decode import (
     NoSpanningTreeError,
@@ -76,17 +76,6 @@ def tol_for(*arrays):
             if f.size:
                 big = max(big, float(f.max()))
     return 1e-9 * big
-
-
-def assert_tree(heads, N, single_root=False, arc=None, projective=False):
-    assert heads.dtype == np.int64 and heads.shape == (N,)
-    assert heads[0] == -1 and is_tree(heads), heads
-    if single_root:
-        assert int((heads[1:] == 0).sum()) == 1, heads
-    if arc is not None:
-        assert all(np.isfinite(arc[heads[m], m]) for m in range(1, N)), heads
-    if projective:
-        assert is_projective(heads), heads
 
 
 def check_arc(decode, s, single_root, projective):

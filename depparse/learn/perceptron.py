@@ -30,7 +30,7 @@ from ..conllu_io import validate_tree
 from ..decode.automata import decode_z
 from ..features import _diff_stats, _update, build_parts, structure_features
 from ..model import Model, ModelConfig, atomic_savez
-from ..parser import Parser
+from ..parser import Parser, tree_decoder
 from ..sentence import Vocabularies
 from .pruner import train_pruner
 
@@ -104,10 +104,7 @@ class Trainer:
             parts.arc[good] += cfg.loss_aug
             parts.arc[heads[1:], np.arange(1, enc.n + 1)] -= cfg.loss_aug
         if order == 0:
-            from ..decode.eisner import eisner
-            from ..decode.mst import chu_liu_edmonds
-            dec = eisner if cfg.projective else chu_liu_edmonds
-            pheads = dec(parts.arc, single_root=cfg.single_root)
+            pheads = tree_decoder(cfg.projective)(parts.arc, single_root=cfg.single_root)
             pmods, ppar = gold_structure(pheads)
         elif cfg.train_over == "Y":
             from ..decode.dual import dual_decompose
@@ -205,10 +202,10 @@ def _jackknife_keep_masks(config, encoded, heads, folds, pruner_epochs, seed):
         tr = [i for i in range(len(encoded)) if fold_of[i] != f]
         pw = train_pruner([encoded[i] for i in tr], [heads[i] for i in tr],
                           bits=config.pruner_bits, epochs=pruner_epochs, seed=seed + 1 + f)
-        p = Parser(Model(config, None, np.zeros(1), pw))
-        for i in np.flatnonzero(fold_of == f):
-            k = p.keep_mask(encoded[i])
-            k[heads[i][1:], np.arange(1, encoded[i].n + 1)] = True
+        idx = np.flatnonzero(fold_of == f)
+        masks = _keep_masks(Parser(Model(config, None, np.zeros(1), pw)),
+                            [encoded[i] for i in idx], [heads[i] for i in idx])
+        for i, k in zip(idx, masks, strict=True):
             keep[i] = k
     return keep
 
