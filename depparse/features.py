@@ -25,8 +25,18 @@ import numpy as np
 
 from .sentence import BOS, END, EOS, START
 
-__all__ = ["ARC", "SIB", "GRAND", "GSIB", "MAX_FEATS", "add_structure", "build_parts",
-           "fill_scores", "structure_features"]
+__all__ = ["ARC", "SIB", "GRAND", "GSIB", "FEATURE_SET", "MAX_FEATS", "add_structure",
+           "build_parts", "fill_scores", "structure_features"]
+
+# Version of the feature templates.  Weights are only meaningful for the templates they were
+# trained with: change this number whenever a template is added, removed or changed (model
+# files record it and refuse to load under another one).
+#   1: depparse 0.1 (first shipped model)
+#   2: + sentence-boundary flags of arcs; UPOS between consecutive siblings, sibling
+#      distance, (hp, sw, mw), (head lemma, sp, mp), distance of the last modifier to the
+#      sentence edge; grandparent distances, lexicalised, contextual and morphological
+#      grandparent templates, m beyond g; lexicalised and distance grand-sibling templates
+FEATURE_SET = 2
 
 # part families
 ARC, SIB, GRAND, GSIB = 0, 1, 2, 3
@@ -92,6 +102,35 @@ def _ctx(upos, i):
     if i >= upos.shape[0]:
         return EOS
     return upos[i]
+
+
+@nb.njit(cache=True, inline="always")
+def _tags_between(upos, i, j, tags, cnts, count):
+    """The distinct UPOS strictly between positions ``i`` and ``j``, in order of first
+    occurrence, into ``tags``, with their counts in ``cnts`` if ``count``; returns how many.
+
+    Tags are told apart by their id modulo 64 (vocabularies hold far fewer UPOS).
+    """
+    lo = min(i, j)
+    hi = max(i, j)
+    seen = np.uint64(0)
+    one = np.uint64(1)
+    n = 0
+    for b in range(lo + 1, hi):
+        bp = upos[b]
+        bit = one << np.uint64(bp & 63)
+        if seen & bit:
+            continue
+        seen |= bit
+        cnt = 0
+        if count:
+            for b2 in range(b, hi):
+                if upos[b2] == bp:
+                    cnt += 1
+        tags[n] = bp
+        cnts[n] = cnt
+        n += 1
+    return n
 
 
 @nb.njit(cache=True)
@@ -164,23 +203,19 @@ def arc_features(h, m, form, lemma, upos, xpos, prefix, suffix, feat_ptr, feat_i
     k = _put2(buf, k, _mix(_mix(_t(77, hw), mp), mpr), a1, a2, mask)
     k = _put2(buf, k, _mix(_mix(_t(78, hpl), hp), mw), a1, a2, mask)
     k = _put2(buf, k, _mix(_mix(_t(79, hp), hpr), mw), a1, a2, mask)
+    # sentence boundaries: the first and the last word (final punctuation, fronted phrases)
+    N = form.shape[0]
+    hb = 0 if h == 0 else (1 if h == 1 else 0) + (2 if h == N - 1 else 0)
+    mb = (1 if m == 1 else 0) + (2 if m == N - 1 else 0)
+    k = _put2(buf, k, _mix(_mix(_mix(_t(37, hp), mp), hb), mb), a1, a2, mask)
+    k = _put(buf, k, _mix(_mix(_mix(_t(38, hp), mw), hb), mb), a1, mask)
     # UPOS in between (each distinct tag once), and how often each tag occurs (capped at 3)
-    lo = min(h, m)
-    hi = max(h, m)
-    seen = np.uint64(0)
-    one = np.uint64(1)
-    for b in range(lo + 1, hi):
-        bp = upos[b]
-        bit = one << np.uint64(bp & 63)
-        if seen & bit:
-            continue
-        seen |= bit
+    tags = np.empty(64, dtype=np.int64)
+    cnts = np.empty(64, dtype=np.int64)
+    for j in range(_tags_between(upos, h, m, tags, cnts, True)):
+        bp = tags[j]
         k = _put2(buf, k, _mix(_mix(_t(33, hp), bp), mp), a1, a2, mask)
-        cnt = 0
-        for b2 in range(b, hi):
-            if upos[b2] == bp:
-                cnt += 1
-        k = _put(buf, k, _mix(_mix(_mix(_t(36, hp), bp), mp), min(cnt, 3)), a1, mask)
+        k = _put(buf, k, _mix(_mix(_mix(_t(36, hp), bp), mp), min(cnts[j], 3)), a1, mask)
     # morphology
     cnt = 0
     for j in range(feat_ptr[m], feat_ptr[m + 1]):
@@ -198,7 +233,7 @@ def arc_features(h, m, form, lemma, upos, xpos, prefix, suffix, feat_ptr, feat_i
 
 
 @nb.njit(cache=True)
-def sib_features(h, s, m, d, form, upos, xpos, mask, buf):
+def sib_features(h, s, m, d, form, lemma, upos, xpos, mask, buf):
     """Features of the sibling transition ``s -> m`` of head ``h`` on side ``d``.
 
     ``s = -1`` is START, ``m = -1`` is END.
@@ -225,11 +260,32 @@ def sib_features(h, s, m, d, form, upos, xpos, mask, buf):
     sx = START if s < 0 else xpos[s]
     mx = END if m < 0 else xpos[m]
     k = _put(buf, k, _mix(_mix(_t(49, xpos[h]), sx), mx), a, mask)
+    k = _put(buf, k, _mix(_mix(_t(95, hp), sw), mw), a, mask)
+    if m < 0:
+        # how far the last modifier (or the head) is from the sentence edge on that side
+        last = h if s < 0 else s
+        rest = last - 1 if d == 0 else form.shape[0] - 1 - last
+        k = _put(buf, k, _mix(_mix(_mix(_t(97, hp), sp), _dist_bucket(rest)), 0), a, mask)
+    k = _put(buf, k, _mix(_mix(_t(96, lemma[h]), sp), mp), a, mask)
+    if m >= 0:
+        # the UPOS between the previous sibling (or the head) and m, each distinct tag once:
+        # punctuation and conjunctions there are the evidence of coordination and clause
+        # boundaries
+        prev = h if s < 0 else s
+        if abs(m - prev) > 1:
+            tags = np.empty(64, dtype=np.int64)
+            cnts = np.empty(64, dtype=np.int64)
+            for j in range(_tags_between(upos, prev, m, tags, cnts, False)):
+                bp = tags[j]
+                k = _put(buf, k, _mix(_mix(_mix(_t(80, hp), sp), mp), bp), a, mask)
+                k = _put(buf, k, _mix(_mix(_t(81, sp), mp), bp), a, mask)
+        if s >= 0:
+            k = _put(buf, k, _mix(_mix(_t(82, sp), mp), _dist_bucket(abs(m - s))), a, mask)
     return k
 
 
 @nb.njit(cache=True)
-def grand_features(g, h, m, form, upos, xpos, mask, buf):
+def grand_features(g, h, m, form, upos, xpos, feat_ptr, feat_ids, mask, buf):
     """Features of the grandparent part ``g -> h -> m``."""
     a = np.uint64(128 + (2 if h > g else 0) + (1 if m > h else 0))
     gp = upos[g]
@@ -248,11 +304,26 @@ def grand_features(g, h, m, form, upos, xpos, mask, buf):
     k = _put(buf, k, _mix(_mix(_t(56, gp), hp), mw), a, mask)
     k = _put(buf, k, _mix(_t(57, gw), mw), a, mask)
     k = _put(buf, k, _mix(_mix(_t(58, xpos[g]), xpos[h]), xpos[m]), a, mask)
+    k = _put(buf, k, _mix(_mix(_mix(_t(84, gp), hp), mp), _dist_bucket(abs(h - m))), a, mask)
+    k = _put(buf, k, _mix(_mix(_mix(_t(85, gp), hp), mp), _dist_bucket(abs(g - h))), a, mask)
+    k = _put(buf, k, _mix(_mix(_t(86, gw), hw), mp), a, mask)
+    k = _put(buf, k, _mix(_mix(_t(87, gp), hw), mw), a, mask)
+    k = _put(buf, k, _mix(_mix(_t(88, gw), hp), mw), a, mask)
+    # does m lie between g and h, or beyond g (the configuration non-projectivity needs)?
+    k = _put(buf, k, _mix(_mix(_mix(_t(89, gp), hp), mp), (m > g) == (h > g)), a, mask)
+    k = _put(buf, k, _mix(_mix(_mix(_mix(_t(90, gp), hp), mp), _ctx(upos, m - 1)),
+                          _ctx(upos, m + 1)), a, mask)
+    k = _put(buf, k, _mix(_mix(_mix(_mix(_t(91, gp), _ctx(upos, h - 1)), hp), _ctx(upos, h + 1)),
+                          mp), a, mask)
+    k = _put(buf, k, _mix(_mix(_t(92, gw), hw), mw), a, mask)
+    # morphology of m (VerbForm, PronType, Case ...) with the UPOS of g and h
+    for j in range(feat_ptr[m], min(feat_ptr[m + 1], feat_ptr[m] + 6)):
+        k = _put(buf, k, _mix(_mix(_mix(_t(93, gp), hp), mp), feat_ids[j]), a, mask)
     return k
 
 
 @nb.njit(cache=True)
-def gsib_features(g, h, s, m, d, upos, mask, buf):
+def gsib_features(g, h, s, m, d, form, upos, mask, buf):
     """UPOS-level features of the grand-sibling part ``(g, h, s, m)`` (START/END as -1)."""
     a = np.uint64(256 + (2 if h > g else 0) + d)
     gp = upos[g]
@@ -262,6 +333,15 @@ def gsib_features(g, h, s, m, d, upos, mask, buf):
     k = 0
     k = _put(buf, k, _mix(_mix(_mix(_t(60, gp), hp), sp), mp), a, mask)
     k = _put(buf, k, _mix(_mix(_t(61, gp), sp), mp), a, mask)
+    k = _put(buf, k, _mix(_mix(_mix(_t(62, form[g]), hp), sp), mp), a, mask)
+    sw = START if s < 0 else form[s]
+    mw = END if m < 0 else form[m]
+    k = _put(buf, k, _mix(_mix(_t(63, gp), sp), mw), a, mask)
+    k = _put(buf, k, _mix(_mix(_t(64, gp), sw), mp), a, mask)
+    k = _put(buf, k, _mix(_mix(_mix(_t(65, gp), hp), sw), mw), a, mask)
+    if s >= 0 and m >= 0:
+        k = _put(buf, k, _mix(_mix(_mix(_mix(_t(66, gp), hp), sp), mp), _dist_bucket(abs(m - s))),
+                 a, mask)
     return k
 
 
@@ -313,14 +393,15 @@ def fill_scores(form, lemma, upos, xpos, prefix, suffix, feat_ptr, feat_ids, w, 
                 s = -1 if p == 0 else cand[c0 + p - 1]
                 for q in range(p, W1):
                     m = -1 if q == L else cand[c0 + q]
-                    k = sib_features(h, s, m, d, form, upos, xpos, mask, buf)
+                    k = sib_features(h, s, m, d, form, lemma, upos, xpos, mask, buf)
                     S[p, q] = _dot(w, buf, k)
             for gi in range(gp_len[h]):
                 g = gp[gp_off[h] + gi]
                 o = tab_off[gp_off[h] + gi, d]
                 if order == 2 and g >= 0:
                     for q in range(L):
-                        k = grand_features(g, h, cand[c0 + q], form, upos, xpos, mask, buf)
+                        k = grand_features(g, h, cand[c0 + q], form, upos, xpos, feat_ptr,
+                                           feat_ids, mask, buf)
                         G[q] = _dot(w, buf, k)
                     G[L] = 0.0
                 for p in range(W1):
@@ -332,7 +413,7 @@ def fill_scores(form, lemma, upos, xpos, prefix, suffix, feat_ptr, feat_ids, w, 
                         v = S[p, q]
                         if order == 2 and g >= 0:
                             m = -1 if q == L else cand[c0 + q]
-                            k = gsib_features(g, h, s, m, d, upos, mask, buf)
+                            k = gsib_features(g, h, s, m, d, form, upos, mask, buf)
                             v += G[q] + _dot(w, buf, k)
                         tab[o + p * W1 + q] = v
 
@@ -379,19 +460,19 @@ def structure_features(form, lemma, upos, xpos, prefix, suffix, feat_ptr, feat_i
                                  mask, buf)
                 out, n = _append(out, n, buf, k)
                 if order >= 1:
-                    k = sib_features(h, s, m, d, form, upos, xpos, mask, buf)
+                    k = sib_features(h, s, m, d, form, lemma, upos, xpos, mask, buf)
                     out, n = _append(out, n, buf, k)
                 if g >= 0:
-                    k = grand_features(g, h, m, form, upos, xpos, mask, buf)
+                    k = grand_features(g, h, m, form, upos, xpos, feat_ptr, feat_ids, mask, buf)
                     out, n = _append(out, n, buf, k)
-                    k = gsib_features(g, h, s, m, d, upos, mask, buf)
+                    k = gsib_features(g, h, s, m, d, form, upos, mask, buf)
                     out, n = _append(out, n, buf, k)
                 s = m
             if order >= 1 and not (h == 0 and d == 0):
-                k = sib_features(h, s, -1, d, form, upos, xpos, mask, buf)
+                k = sib_features(h, s, -1, d, form, lemma, upos, xpos, mask, buf)
                 out, n = _append(out, n, buf, k)
                 if g >= 0:
-                    k = gsib_features(g, h, s, -1, d, upos, mask, buf)
+                    k = gsib_features(g, h, s, -1, d, form, upos, mask, buf)
                     out, n = _append(out, n, buf, k)
     return out[:n]
 

@@ -83,19 +83,32 @@ def test_arc_features_hand_checked(hand):
     assert (_mix(_tmpl(15, e.lemma[4], e.lemma[3]), 1) & mask) in feats  # lemmas
     # surrounding UPOS (hp-1 = NOUN, hp+1 = ADV; mp-1 = ADJ)
     assert (_mix(_tmpl(25, hp, e.upos[5], e.upos[2], mp), 1) & mask) in feats
-    # 42 templates emitted twice (direction; direction + distance); no word in between, so
-    # no in-between features (3 per distinct UPOS between); morphology: 1 feat of m, 2 of h
+    # sentence boundaries: neither word is first or last (flags 0, 0)
+    assert (_mix(_tmpl(37, hp, mp, 0, 0), 1) & mask) in feats
+    # 43 templates emitted twice (direction; direction + distance) and one once; no word in
+    # between, so no in-between features (3 per distinct UPOS between); morphology: 1 feat
+    # of m, 2 of h
     n_between = 0
-    assert k == 2 * 42 + 3 * n_between + 1 + 2
-    # barked -> . (distance 2): exactly one in-between UPOS (ADV)
+    assert k == 2 * 43 + 1 + 3 * n_between + 1 + 2
+    # barked -> . (distance 2): exactly one in-between UPOS (ADV); "." is the last word
     k2 = arc_features(4, 6, *e.arrays(), np.uint64(mask), buf)
-    assert (_mix(_tmpl(33, hp, e.upos[5], e.upos[6]), 2) & mask) in set(buf[:k2].tolist())
-    assert k2 == 2 * 42 + 3 * 1 + 0 + 2
+    f2 = set(buf[:k2].tolist())
+    assert (_mix(_tmpl(33, hp, e.upos[5], e.upos[6]), 2) & mask) in f2
+    assert (_mix(_tmpl(37, hp, e.upos[6], 0, 2), 2) & mask) in f2
+    assert k2 == 2 * 43 + 1 + 3 * 1 + 0 + 2
     # sibling START -> dog on the left of barked, and dog -> END
-    ks = sib_features(4, -1, 3, 0, e.form, e.upos, e.xpos, np.uint64(mask), buf)
+    ks = sib_features(4, -1, 3, 0, e.form, e.lemma, e.upos, e.xpos, np.uint64(mask), buf)
     assert (_mix(_tmpl(40, hp, START, mp), 64) & mask) in set(buf[:ks].tolist())
-    ks = sib_features(4, 3, -1, 0, e.form, e.upos, e.xpos, np.uint64(mask), buf)
+    ks = sib_features(4, 3, -1, 0, e.form, e.lemma, e.upos, e.xpos, np.uint64(mask), buf)
     assert (_mix(_tmpl(41, mp, END), 64) & mask) in set(buf[:ks].tolist())
+    # loudly -> . on the right of barked: no word between the siblings; START -> . has ADV
+    # (loudly) between the head and "." (the UPOS between consecutive siblings)
+    ks = sib_features(4, 5, 6, 1, e.form, e.lemma, e.upos, e.xpos, np.uint64(mask), buf)
+    sib = set(buf[:ks].tolist())
+    assert not any((_mix(_tmpl(81, e.upos[5], e.upos[6], t), 65) & mask) in sib
+                   for t in range(len(v.upos)))
+    ks = sib_features(4, -1, 6, 1, e.form, e.lemma, e.upos, e.xpos, np.uint64(mask), buf)
+    assert (_mix(_tmpl(81, START, e.upos[6], e.upos[5]), 65) & mask) in set(buf[:ks].tolist())
 
 
 @pytest.mark.parametrize("order", [0, 1, 2])
