@@ -10,6 +10,11 @@ it can never execute code) holding:
 ``pruner``    weights of the arc-factored pruner (``2**pruner_bits``), if any
 ``labeler``   weights of the dependency labeler (``2**labeler_bits``), if any
 
+Since format version 2 a weight vector that is mostly zeros (hashed feature tables with more
+buckets than features) is stored sparsely as two arrays, ``<name>_mask`` (``np.packbits`` of
+``w != 0``) and ``<name>_values`` (the non-zero weights in index order); the loader accepts
+either form.
+
 Loading a file that is not a model, is truncated or corrupt, or was written by a newer
 version of depparse raises :class:`ModelError` with a message that says which.
 """
@@ -29,7 +34,7 @@ from .sentence import Vocabularies
 __all__ = ["ModelConfig", "Model", "ModelError", "FORMAT", "VERSION"]
 
 FORMAT = "depparse-model"
-VERSION = 1
+VERSION = 2  # 2: sparse weight arrays (see above)
 MODEL_TYPES = ("mst", "sib", "gs")
 
 
@@ -57,6 +62,11 @@ class ModelConfig:
     pa_c: float = 1.0  # PA-I aggressiveness cap C
     labeler_bits: int = 20
     storage: str = "float16"  # dtype of the weights in the file (float16 or float32)
+    # the feature templates the weights belong to (FEATURE_SET of depparse.features) and the
+    # labeler's decoding (LABELER_KIND of depparse.learn.labeler); files written before these
+    # were recorded used feature set 1 and the per-arc labeler
+    feature_set: int = 0  # 0: the current one (filled in by __post_init__)
+    labeler_kind: str = ""  # "": the current one
     extra: dict = field(default_factory=dict)
 
     def __post_init__(self):
@@ -68,6 +78,11 @@ class ModelConfig:
             raise ValueError("update must be 'perceptron' or 'pa'")
         if self.storage not in ("float16", "float32"):
             raise ValueError("storage must be 'float16' or 'float32'")
+        from .features import FEATURE_SET
+        from .learn.labeler import LABELER_KIND
+
+        self.feature_set = self.feature_set or FEATURE_SET
+        self.labeler_kind = self.labeler_kind or LABELER_KIND
 
     @property
     def order(self) -> int:
@@ -77,6 +92,7 @@ class ModelConfig:
     @classmethod
     def from_dict(cls, d: dict) -> ModelConfig:
         known = {f.name for f in fields(cls)}
+        d = {"feature_set": 1, "labeler_kind": "arc", **d}  # files older than these fields
         return cls(**{k: v for k, v in d.items() if k in known})
 
 
@@ -96,12 +112,11 @@ class Model:
         meta = {"format": FORMAT, "version": VERSION, "config": asdict(self.config),
                 "vocab": self.vocab.to_json(), "info": self.info}
         dt = np.dtype(self.config.storage)
-        arrays = {"meta": np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8),
-                  "weights": _store(self.weights, dt)}
-        if self.pruner is not None:
-            arrays["pruner"] = _store(self.pruner, dt)
-        if self.labeler is not None:
-            arrays["labeler"] = _store(self.labeler, dt)
+        arrays = {"meta": np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8)}
+        for name in ("weights", "pruner", "labeler"):
+            a = getattr(self, name)
+            if a is not None:
+                arrays.update(_store(name, a, dt))
         atomic_savez(path, arrays)
 
     @classmethod
@@ -124,9 +139,11 @@ class Model:
                         f"supports ({VERSION}); upgrade depparse")
                 config = ModelConfig.from_dict(meta["config"])
                 vocab = Vocabularies.from_json(meta["vocab"])
-                weights = z["weights"].astype(np.float64)
-                pruner = z["pruner"].astype(np.float64) if "pruner" in z.files else None
-                labeler = z["labeler"].astype(np.float64) if "labeler" in z.files else None
+                if "weights" not in z.files and "weights_mask" not in z.files:
+                    raise ModelError(f"{path}: model file has no parser weights")
+                weights = _load(z, "weights", path)
+                pruner = _load(z, "pruner", path)
+                labeler = _load(z, "labeler", path)
         except ModelError:
             raise
         except (zipfile.BadZipFile, zlib.error, OSError, ValueError, KeyError, EOFError,
@@ -134,19 +151,52 @@ class Model:
             # numpy's message for a file that is no zip at all suggests allow_pickle: not ours
             why = e if zipfile.is_zipfile(path) else "not a complete .npz archive"
             raise ModelError(f"{path}: model file is corrupt or truncated ({why})") from None
+        from .features import FEATURE_SET
+        from .learn.labeler import LABELER_KIND
+
+        if config.feature_set != FEATURE_SET or (labeler is not None
+                                                 and config.labeler_kind != LABELER_KIND):
+            raise ModelError(
+                f"{path}: the model was trained with feature set {config.feature_set} and a "
+                f"{config.labeler_kind!r} labeler; this depparse computes feature set "
+                f"{FEATURE_SET} and a {LABELER_KIND!r} labeler: retrain the model "
+                f"(depparse train), or use the depparse version that wrote it")
         if weights.shape != (1 << config.bits,):
             raise ModelError(f"{path}: weights have {weights.shape[0]} entries, expected "
                              f"2**{config.bits}: corrupt model file")
         return cls(config, vocab, weights, pruner, labeler, meta.get("info", {}))
 
 
-def _store(a, dt):
-    """Weights in the storage dtype; float16 keeps every weight to 3 significant digits,
-    which left en_ewt dev UAS unchanged (87.95 either way) at half the size."""
+def _store(name, a, dt):
+    """The arrays that hold weight vector ``name`` in the file (dense or sparse, smaller wins).
+
+    float16 keeps every weight to 3 significant digits, which left en_ewt dev UAS unchanged
+    (87.95 either way) at half the size.
+    """
     a = np.asarray(a, dtype=np.float64)
     if dt == np.float16:
         a = np.clip(a, -65000.0, 65000.0)
-    return a.astype(dt)
+    a = a.astype(dt)
+    nz = a != 0
+    if np.count_nonzero(nz) * a.itemsize + a.size // 8 < a.nbytes:
+        return {f"{name}_mask": np.packbits(nz), f"{name}_values": a[nz]}
+    return {name: a}
+
+
+def _load(z, name, path):
+    """Weight vector ``name`` as float64 (None when the file has none)."""
+    if name in z.files:
+        return z[name].astype(np.float64)
+    if f"{name}_mask" not in z.files:
+        return None
+    nz = np.unpackbits(z[f"{name}_mask"]).astype(bool)
+    values = z[f"{name}_values"]
+    if values.shape != (np.count_nonzero(nz),):
+        raise ModelError(f"{path}: {name}: {values.shape[0]} values for "
+                         f"{np.count_nonzero(nz)} non-zero weights: corrupt model file")
+    out = np.zeros(nz.shape[0])
+    out[nz] = values
+    return out
 
 
 def atomic_savez(path, arrays: dict) -> None:

@@ -14,6 +14,7 @@ from depparse.conllu_io import read_conllu, validate_tree
 from depparse.model import VERSION, Model, ModelConfig, ModelError
 from depparse.parser import Parser
 from depparse.paths import REPO_ROOT, models_dir
+from depparse.sentence import Vocabularies
 
 
 @pytest.fixture(scope="module")
@@ -112,6 +113,47 @@ def test_model_errors(tiny_model, tmp_path):
     np.savez(other, x=np.zeros(3))
     with pytest.raises(ModelError, match="not a depparse model"):
         Model.load(other)
+
+
+
+def test_sparse_weight_storage_round_trip(tmp_path):
+    rng = np.random.default_rng(0)
+    w = np.zeros(1 << 14)
+    idx = rng.choice(w.size, 900, replace=False)
+    w[idx] = rng.normal(size=900) * 10 ** rng.uniform(-3, 3, size=900)
+    dense = rng.normal(size=1 << 10)
+    m = Model(ModelConfig(bits=14, pruner_bits=10), Vocabularies(), w,
+              pruner=dense, labeler=None)
+    path = tmp_path / "m.npz"
+    m.save(path)
+    with np.load(path) as z:
+        assert {"weights_mask", "weights_values", "pruner"} <= set(z.files)
+        assert "weights" not in z.files and z["weights_values"].shape == (900,)
+    back = Model.load(path)
+    # float16 storage: equal up to float16 rounding, zeros stay zeros
+    assert np.array_equal(back.weights, w.astype(np.float16).astype(np.float64))
+    assert np.array_equal(back.pruner, dense.astype(np.float16).astype(np.float64))
+    assert back.labeler is None
+    # a value array that does not match its mask is reported as corruption
+    with np.load(path) as z:
+        arrays = {k: z[k] for k in z.files}
+    arrays["weights_values"] = arrays["weights_values"][:-1]
+    bad = tmp_path / "bad.npz"
+    np.savez(bad, **arrays)
+    with pytest.raises(ModelError, match="corrupt"):
+        Model.load(bad)
+
+
+def test_model_of_another_feature_set_is_refused(tiny_model, tmp_path):
+    with np.load(tiny_model) as z:
+        arrays = {k: z[k] for k in z.files}
+    meta = json.loads(arrays["meta"].tobytes())
+    del meta["config"]["feature_set"]  # a file written before feature sets were recorded
+    arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+    old = tmp_path / "old.npz"
+    np.savez(old, **arrays)
+    with pytest.raises(ModelError, match="feature set 1"):
+        Model.load(old)
 
 
 SHIPPED = models_dir() / "en_ewt_gs.npz"

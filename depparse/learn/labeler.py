@@ -1,14 +1,19 @@
-"""Dependency labels: a second-stage averaged-perceptron arc labeler.
+"""Dependency labels: a second-stage structured-perceptron labeler.
 
-Given a tree, every arc ``h -> m`` gets the label ``argmax_l w . phi(h, m, l)``.  The features
-``phi(h, m, l)`` conjoin ``l`` with atoms of the head and the modifier (forms, lemmas, UPOS,
-XPOS, morphological features, suffixes), direction and distance, the surrounding UPOS, the
-grandparent, the nearest siblings of ``m`` on each side of ``h``, and the UPOS of ``m``'s own
-children (a ``case`` child tells ``obl`` from ``obj``) — information the first-order label
-models of MSTParser lack, available here because the whole tree is known.
+Given a tree, the children ``c_1 < ... < c_k`` of every head ``h`` are labelled jointly:
+the labels maximise ``sum_i w . phi(h, c_i, l_i) + sum_i w . psi(l_{i-1}, l_i)``, found by
+Viterbi over the label chain (McDonald et al. 2006 label the children of a head as a
+sequence in the same way), so that, e.g., the first of two objects of a verb becomes
+``iobj`` and a clause gets at most one subject.  The arc features ``phi(h, m, l)`` conjoin
+``l`` with atoms of the head and the modifier (forms, lemmas, UPOS, XPOS, morphological
+features, suffixes), direction and distance, the surrounding UPOS, the grandparent, the
+nearest siblings of ``m`` on each side, and the UPOS and forms of ``m``'s own children (a
+``case`` child tells ``obl`` from ``obj``) — information the first-order label models of
+MSTParser lack, available here because the whole tree is known.  ``psi`` conjoins the two
+labels with the head's UPOS and with whether the two children lie on the same side of it.
 
-It is trained on gold trees (averaged perceptron with lazy averaging, like the parser) and
-applied to predicted trees.
+It is trained on gold trees (averaged structured perceptron with lazy averaging, like the
+parser) and applied to predicted trees.
 """
 
 from __future__ import annotations
@@ -22,10 +27,13 @@ import numpy as np
 from ..features import _ctx, _dist_bucket, _mix, _t
 from ..sentence import END, START
 
-__all__ = ["Labeler", "label_arcs", "train_labeler"]
+__all__ = ["LABELER_KIND", "Labeler", "label_arcs", "train_labeler"]
 
 log = logging.getLogger(__name__)
 
+# "seq": the children of each head are labelled jointly (first-order label chain, Viterbi);
+# "arc" (depparse 0.1): every arc on its own
+LABELER_KIND = "seq"
 MAX_BASE = 256
 N_SPECIAL = 6  # label ids below this are the vocabulary's reserved ids
 
@@ -156,6 +164,21 @@ def _base_features(h, m, heads, lsib, rsib, nl, nr, cmask, form, lemma, upos, xp
     k += 1
     buf[k] = _mix(_mix(_mix(_t(128, lemma[h]), lemma[m]), mp), d)
     k += 1
+    buf[k] = _mix(_mix(_t(131, lemma[h]), mp), d)
+    k += 1
+    lsp = START if ls < 0 else upos[ls]
+    rsp = END if rs < 0 else upos[rs]
+    buf[k] = _mix(_mix(_mix(_mix(_t(132, hp), lsp), mp), rsp), d)
+    k += 1
+    rs2 = END if rs < 0 or rsib[rs] < 0 else upos[rsib[rs]]
+    buf[k] = _mix(_mix(_mix(_mix(_t(133, hp), mp), rsp), rs2), d)
+    k += 1
+    # the closest child of m on its left (a marker: "that", "if", "to", "of")
+    for c in range(m - 1, 0, -1):
+        if heads[c] == m:
+            buf[k] = _mix(_mix(_mix(_t(134, lemma[h]), mp), form[c]), d)
+            k += 1
+            break
     return k
 
 
@@ -173,47 +196,183 @@ def _sentence_bases(heads, form, lemma, upos, xpos, suffix, feat_ptr, feat_ids):
 
 
 @nb.njit(cache=True)
-def _best_label(base, k, w, mask, nlabels):
-    best = -np.inf
-    bl = N_SPECIAL
-    for lab in range(N_SPECIAL, nlabels):
+def _emissions(base, k, w, mask, nlabels, out):
+    """``out[l] = w . phi(arc, l)`` for every label ``l`` (reserved ids get -inf)."""
+    for lab in range(nlabels):
+        if lab < N_SPECIAL:
+            out[lab] = -np.inf
+            continue
         t = 0.0
         ul = np.uint64(lab)
         for i in range(k):
             t += w[np.int64(_mix(base[i], ul) & mask)]
-        if t > best:
-            best = t
-            bl = lab
-    return bl
+        out[lab] = t
+
+
+@nb.njit(cache=True, inline="always")
+def _trans_feats(yp, y, hp, side, mask, buf):
+    """Indices of the label-bigram features of two consecutive children of one head.
+
+    ``yp`` is the previous child's label (``START`` for the first child), ``side`` tells
+    whether the two children are on the same side of the head (0: both left, 1: around the
+    head, 2: both right; 3 for the first child).
+    """
+    buf[0] = np.int64(_mix(_mix(_t(140, yp), y), side) & mask)
+    buf[1] = np.int64(_mix(_mix(_mix(_t(141, yp), y), side), hp) & mask)
+    return 2
 
 
 @nb.njit(cache=True)
-def _predict(bases, counts, w, mask, nlabels):
+def _fill_trans(hp, side, w, mask, nlabels, T):
+    """``T[side, yp, y]``: score of the label bigram ``yp -> y`` of a head with UPOS ``hp``
+    (for ``side == 3``, the first child, only the row ``yp = START``)."""
+    buf = np.empty(2, dtype=np.int64)
+    lo = START if side == 3 else N_SPECIAL
+    hi = START + 1 if side == 3 else nlabels
+    for yp in range(lo, hi):
+        for y in range(N_SPECIAL, nlabels):
+            _trans_feats(yp, y, hp, side, mask, buf)
+            T[side, yp, y] = w[buf[0]] + w[buf[1]]
+
+
+@nb.njit(cache=True)
+def _trans_tables(w, mask, nlabels, n_upos):
+    """Transition tables of every head UPOS: ``(n_upos, 4, nlabels, nlabels)``.
+
+    The weights are fixed at prediction time, so the label bigram scores are computed once
+    per model instead of once per head.
+    """
+    T = np.zeros((n_upos, 4, nlabels, nlabels))
+    for hp in range(n_upos):
+        for side in range(4):
+            _fill_trans(hp, side, w, mask, nlabels, T[hp])
+    return T
+
+
+@nb.njit(cache=True)
+def _viterbi(children, h, bases, counts, w, mask, nlabels, T, out):
+    """Best label sequence of the children of ``h`` (in linear order) -> ``out[child]``.
+
+    Score: the arc features of every child with its label plus the label-bigram scores
+    ``T[side, yp, y]`` of consecutive children (see :func:`_fill_trans`), so that, e.g., two
+    objects of one verb become ``iobj obj``.
+    """
+    k = children.shape[0]
+    E = np.empty((k, nlabels))
+    for i in range(k):
+        c = children[i]
+        _emissions(bases[c], counts[c], w, mask, nlabels, E[i])
+    delta = np.full((k, nlabels), -np.inf)
+    back = np.zeros((k, nlabels), dtype=np.int64)
+    for y in range(N_SPECIAL, nlabels):
+        delta[0, y] = E[0, y] + T[3, START, y]
+    for i in range(1, k):
+        side = (1 if children[i - 1] > h else 0) + (1 if children[i] > h else 0)
+        Ts = T[side]
+        for y in range(N_SPECIAL, nlabels):
+            best = -np.inf
+            arg = N_SPECIAL
+            for yp in range(N_SPECIAL, nlabels):
+                t = delta[i - 1, yp] + Ts[yp, y]
+                if t > best:
+                    best = t
+                    arg = yp
+            delta[i, y] = best + E[i, y]
+            back[i, y] = arg
+    y = N_SPECIAL
+    best = -np.inf
+    for lab in range(N_SPECIAL, nlabels):
+        if delta[k - 1, lab] > best:
+            best = delta[k - 1, lab]
+            y = lab
+    for i in range(k - 1, -1, -1):
+        out[children[i]] = y
+        y = back[i, y]
+
+
+@nb.njit(cache=True)
+def _children(heads):
+    """Children of every word in linear order, CSR: ``(ptr, kids)``."""
+    N = heads.shape[0]
+    ptr = np.zeros(N + 1, dtype=np.int64)
+    for m in range(1, N):
+        ptr[heads[m] + 1] += 1
+    for h in range(N):
+        ptr[h + 1] += ptr[h]
+    fill = ptr[:-1].copy()
+    kids = np.empty(max(N - 1, 0), dtype=np.int64)
+    for m in range(1, N):
+        h = heads[m]
+        kids[fill[h]] = m
+        fill[h] += 1
+    return ptr, kids
+
+
+@nb.njit(cache=True)
+def _predict(heads, bases, counts, upos, w, mask, nlabels, tables):
     N = bases.shape[0]
     out = np.zeros(N, dtype=np.int64)
-    for m in range(1, N):
-        out[m] = _best_label(bases[m], counts[m], w, mask, nlabels)
+    ptr, kids = _children(heads)
+    for h in range(N):
+        if ptr[h + 1] > ptr[h]:
+            _viterbi(kids[ptr[h]:ptr[h + 1]], h, bases, counts, w, mask, nlabels,
+                     tables[upos[h]], out)
     return out
 
 
 @nb.njit(cache=True)
-def _train_step(bases, counts, gold, w, acc, c, mask, nlabels):
-    """Perceptron step on every arc of one sentence; returns the number of errors."""
+def _add_seq(children, h, labels, bases, counts, upos, w, acc, c, mask, scale):
+    """Add ``scale`` x the features of one head's labelled children to the weights."""
+    buf = np.empty(2, dtype=np.int64)
+    hp = upos[h]
+    yp = START
+    prev = -1
+    for i in range(children.shape[0]):
+        m = children[i]
+        y = labels[m]
+        ul = np.uint64(y)
+        for j in range(counts[m]):
+            idx = np.int64(_mix(bases[m, j], ul) & mask)
+            w[idx] += scale
+            acc[idx] += c * scale
+        side = 3 if prev < 0 else (1 if prev > h else 0) + (1 if m > h else 0)
+        _trans_feats(yp, y, hp, side, mask, buf)
+        for j in range(2):
+            w[buf[j]] += scale
+            acc[buf[j]] += c * scale
+        yp = y
+        prev = m
+
+
+@nb.njit(cache=True)
+def _train_step(heads, bases, counts, upos, gold, w, acc, c, mask, nlabels):
+    """Structured perceptron step on every head's children; returns the number of errors."""
     N = bases.shape[0]
+    pred = np.zeros(N, dtype=np.int64)
+    T = np.zeros((4, nlabels, nlabels))
+    ptr, kids = _children(heads)
     err = 0
-    for m in range(1, N):
-        k = counts[m]
-        p = _best_label(bases[m], k, w, mask, nlabels)
-        g = gold[m]
-        if p != g:
-            err += 1
-            for i in range(k):
-                j = np.int64(_mix(bases[m, i], np.uint64(g)) & mask)
-                w[j] += 1.0
-                acc[j] += c
-                j = np.int64(_mix(bases[m, i], np.uint64(p)) & mask)
-                w[j] -= 1.0
-                acc[j] -= c
+    for h in range(N):
+        if ptr[h + 1] == ptr[h]:
+            continue
+        ch = kids[ptr[h]:ptr[h + 1]]
+        # the bigram scores this head needs, from the current weights
+        _fill_trans(upos[h], 3, w, mask, nlabels, T)
+        done = np.zeros(3, dtype=np.bool_)
+        for i in range(1, ch.shape[0]):
+            side = (1 if ch[i - 1] > h else 0) + (1 if ch[i] > h else 0)
+            if not done[side]:
+                _fill_trans(upos[h], side, w, mask, nlabels, T)
+                done[side] = True
+        _viterbi(ch, h, bases, counts, w, mask, nlabels, T, pred)
+        wrong = 0
+        for m in ch:
+            if pred[m] != gold[m]:
+                wrong += 1
+        if wrong:
+            err += wrong
+            _add_seq(ch, h, gold, bases, counts, upos, w, acc, c, mask, 1.0)
+            _add_seq(ch, h, pred, bases, counts, upos, w, acc, c, mask, -1.0)
     return err
 
 
@@ -225,10 +384,11 @@ class Labeler:
         self.w = np.ascontiguousarray(weights, dtype=np.float64)
         self.mask = np.uint64((1 << bits) - 1)
         self.nlabels = len(vocab.deprel)
+        self.tables = _trans_tables(self.w, self.mask, self.nlabels, len(vocab.upos))
 
     def label(self, enc, heads):
         """Label ids for the arcs of ``heads`` (index 0 unused)."""
-        return label_arcs(enc, heads, self.w, self.mask, self.nlabels)
+        return label_arcs(enc, heads, self.w, self.mask, self.nlabels, self.tables)
 
     def label_strings(self, enc, heads):
         ids = self.label(enc, heads)
@@ -240,12 +400,18 @@ class Labeler:
         return out
 
 
-def label_arcs(enc, heads, w, mask, nlabels):
-    """Best label id of every arc of the tree ``heads``."""
+def label_arcs(enc, heads, w, mask, nlabels, tables=None):
+    """Best label id of every arc of the tree ``heads``.
+
+    ``tables``: the transition tables of :func:`_trans_tables` for these weights (computed
+    here when not given; pass them when labelling many sentences).
+    """
     heads = np.asarray(heads, dtype=np.int64)
+    if tables is None:
+        tables = _trans_tables(w, mask, nlabels, int(enc.upos.max()) + 1)
     bases, counts = _sentence_bases(heads, enc.form, enc.lemma, enc.upos, enc.xpos, enc.suffix,
                                     enc.feat_ptr, enc.feat_ids)
-    return _predict(bases, counts, w, mask, nlabels)
+    return _predict(heads, bases, counts, enc.upos, w, mask, nlabels, tables)
 
 
 def train_labeler(encoded, heads, rels, vocab, bits=20, epochs=8, seed=0):
@@ -265,7 +431,7 @@ def train_labeler(encoded, heads, rels, vocab, bits=20, epochs=8, seed=0):
         bases, counts = _sentence_bases(h, e.form, e.lemma, e.upos, e.xpos, e.suffix,
                                         e.feat_ptr, e.feat_ids)
         gold = np.array([0] + [vocab.deprel.get(x) for x in r[1:]], dtype=np.int64)
-        data.append((bases, counts, gold))
+        data.append((np.asarray(h, dtype=np.int64), e.upos, bases, counts, gold))
     w = np.zeros(1 << bits)
     acc = np.zeros(1 << bits)
     c = 0.0
@@ -273,8 +439,8 @@ def train_labeler(encoded, heads, rels, vocab, bits=20, epochs=8, seed=0):
         t0 = time.perf_counter()
         errors = words = 0
         for i in np.random.default_rng([seed, 77, ep]).permutation(len(data)):
-            bases, counts, gold = data[i]
-            errors += _train_step(bases, counts, gold, w, acc, c, mask, nlabels)
+            heads_, upos, bases, counts, gold = data[i]
+            errors += _train_step(heads_, bases, counts, upos, gold, w, acc, c, mask, nlabels)
             words += len(gold) - 1
             c += 1.0
         log.info("labeler epoch %d: %.2f%% training errors, %.1f s", ep + 1,
