@@ -377,7 +377,7 @@ def _train_step(heads, bases, counts, upos, gold, w, acc, c, mask, nlabels):
 
 
 class Labeler:
-    """Arc labeler bound to a vocabulary and a weight vector."""
+    """DEPREL labeler (joint over each head's children) bound to a vocabulary and weights."""
 
     def __init__(self, vocab, weights, bits):
         self.vocab = vocab
