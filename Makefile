@@ -22,7 +22,8 @@ test: $(STAMP)
 ## The kernel tests with numba disabled (pure Python: for coverage and debugging of the
 ## jitted code; 10x fewer random instances).  Training-based tests are too slow without JIT.
 NOJIT_TESTS := tests/test_decode.py tests/test_decode_properties.py tests/test_decode_large.py \
-               tests/test_conllu_io.py tests/test_evaluate.py
+               tests/test_conllu_io.py tests/test_evaluate.py \
+               "tests/test_labeler.py::test_viterbi_labels_equal_brute_force"
 test-nojit: $(STAMP)
 	NUMBA_DISABLE_JIT=1 DEPPARSE_FAST_TESTS=1 $(PY) -m pytest -q $(NOJIT_TESTS)
 
