@@ -210,24 +210,17 @@ def arc_features(h, m, form, lemma, upos, xpos, prefix, suffix, feat_ptr, feat_i
     k = _put2(buf, k, _mix(_mix(_mix(_t(37, hp), mp), hb), mb), a1, a2, mask)
     k = _put(buf, k, _mix(_mix(_mix(_t(38, hp), mw), hb), mb), a1, mask)
     # UPOS in between (each distinct tag once), and how often each tag occurs (capped at 3)
-    tags = np.empty(64, dtype=np.int64)
-    cnts = np.empty(64, dtype=np.int64)
-    for j in range(_tags_between(upos, h, m, tags, cnts, True)):
-        bp = tags[j]
-        k = _put2(buf, k, _mix(_mix(_t(33, hp), bp), mp), a1, a2, mask)
-        k = _put(buf, k, _mix(_mix(_mix(_t(36, hp), bp), mp), min(cnts[j], 3)), a1, mask)
+    if dist > 1:
+        tags = np.empty(64, dtype=np.int64)
+        cnts = np.empty(64, dtype=np.int64)
+        for j in range(_tags_between(upos, h, m, tags, cnts, True)):
+            bp = tags[j]
+            k = _put2(buf, k, _mix(_mix(_t(33, hp), bp), mp), a1, a2, mask)
+            k = _put(buf, k, _mix(_mix(_mix(_t(36, hp), bp), mp), min(cnts[j], 3)), a1, mask)
     # morphology
-    cnt = 0
-    for j in range(feat_ptr[m], feat_ptr[m + 1]):
-        if cnt >= MAX_MORPH:
-            break
-        cnt += 1
+    for j in range(feat_ptr[m], min(feat_ptr[m + 1], feat_ptr[m] + MAX_MORPH)):
         k = _put(buf, k, _mix(_mix(_t(34, hp), mp), feat_ids[j]), a1, mask)
-    cnt = 0
-    for j in range(feat_ptr[h], feat_ptr[h + 1]):
-        if cnt >= MAX_MORPH:
-            break
-        cnt += 1
+    for j in range(feat_ptr[h], min(feat_ptr[h + 1], feat_ptr[h] + MAX_MORPH)):
         k = _put(buf, k, _mix(_mix(_t(35, hp), feat_ids[j]), mp), a1, mask)
     return k
 

@@ -771,6 +771,11 @@ def _plot_traces(hardest: list[_Sent]) -> bytes:
 # ---------------------------------------------------------------------------------------
 
 
+def _image(figures, name: str) -> str | None:
+    """``name`` if that plot was written, else None (the section then has no image)."""
+    return name if name in figures else None
+
+
 def _f(x: float | None, digits: int = 2) -> str:
     return "–" if x is None else f"{x:.{digits}f}"
 
@@ -812,7 +817,7 @@ def _sections(summary: dict[str, Any], figures: set[str]) -> list[_Section]:
     out.append(
         _Section(
             "Certificates and UAS vs. the iteration cap K",
-            "cap_curve.png" if "cap_curve.png" in figures else None,
+            _image(figures, "cap_curve.png"),
             "For each cap K: the percentage of sentences certified within K iterations "
             "(certificate and iterations ≤ K), the UAS of the best-primal trees found within "
             "the first K iterations, and the percentage of sentences whose tree at cap K is "
@@ -830,7 +835,7 @@ def _sections(summary: dict[str, Any], figures: set[str]) -> list[_Section]:
     out.append(
         _Section(
             "Head automata recomputed per iteration",
-            "recomputed.png" if "recomputed.png" in figures else None,
+            _image(figures, "recomputed.png"),
             "Average percentage of head automata that lazy decoding had to re-decode at each "
             "iteration, over the sentences still running at that iteration (right axis: how "
             "many). Koo et al. 2010, Fig. 3 and Sec. 7.4."
@@ -844,7 +849,7 @@ def _sections(summary: dict[str, Any], figures: set[str]) -> list[_Section]:
     out.append(
         _Section(
             "Iterations to certificate",
-            "iterations_histogram.png" if "iterations_histogram.png" in figures else None,
+            _image(figures, "iterations_histogram.png"),
             "Percentage of sentences certified after a number of iterations in each bucket of "
             "Rush et al. 2010, Table 1 (its last bucket, printed 20-50, is read as 21-50; 51+ "
             f"is added for caps above 50), and the sentences without a certificate at the cap "
@@ -858,7 +863,7 @@ def _sections(summary: dict[str, Any], figures: set[str]) -> list[_Section]:
     out.append(
         _Section(
             "UAS by sentence length",
-            "uas_by_length.png" if "uas_by_length.png" in figures else None,
+            _image(figures, "uas_by_length.png"),
             "UAS of the final trees by sentence length (words), punctuation included, with "
             "the certificate rate of each bucket.",
             None if has_gold else "No gold heads in the input: UAS by length is not plotted.",
@@ -874,7 +879,7 @@ def _sections(summary: dict[str, Any], figures: set[str]) -> list[_Section]:
     out.append(
         _Section(
             "Dual and primal traces of the hardest sentences",
-            "traces.png" if "traces.png" in figures else None,
+            _image(figures, "traces.png"),
             "The sentences that ran the most iterations: the dual objective L(u^(k)) (an upper "
             "bound on the best tree score) and the full-model score f(y^(k)) of each "
             "iteration's tree, with the best primal so far. A certificate closes the gap.",

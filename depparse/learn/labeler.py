@@ -144,18 +144,10 @@ def _base_features(h, m, heads, lsib, rsib, nl, nr, cmask, form, lemma, upos, xp
         if heads[c] == m:
             buf[k] = _mix(_mix(_t(129, form[c]), mp), hp)
             k += 1
-    cnt = 0
-    for j in range(feat_ptr[m], feat_ptr[m + 1]):
-        if cnt >= 16:
-            break
-        cnt += 1
+    for j in range(feat_ptr[m], min(feat_ptr[m + 1], feat_ptr[m] + 16)):
         buf[k] = _mix(_mix(_t(125, feat_ids[j]), mp), d)
         k += 1
-    cnt = 0
-    for j in range(feat_ptr[h], feat_ptr[h + 1]):
-        if cnt >= 8:
-            break
-        cnt += 1
+    for j in range(feat_ptr[h], min(feat_ptr[h + 1], feat_ptr[h] + 8)):
         buf[k] = _mix(_mix(_t(130, feat_ids[j]), mp), d)
         k += 1
     buf[k] = _mix(_mix(_t(126, hw), mw), d)
