@@ -86,6 +86,12 @@ def build_parser():
     p.add_argument("--max-iter", type=int, help="iteration cap K (default: the model's, 5000)")
     p.add_argument("--time-limit", type=float,
                    help="seconds per sentence; then the best tree so far, uncertified")
+    p.add_argument("--prune-threshold", type=float, metavar="T",
+                   help="sib/gs models: keep heads whose pruner marginal is at least T times "
+                        "the best head's (default: the model's, 1e-5); higher is faster")
+    p.add_argument("--prune-max-heads", type=int, metavar="H",
+                   help="sib/gs models: at most H candidate heads per word (default: the "
+                        "model's, 20); lower is faster")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--single-root", dest="single_root", action="store_true", default=None,
                    help="exactly one word attached to the root (default, as UD requires)")
@@ -317,6 +323,10 @@ def cmd_parse(args):
     _check_output(out, "output")
     _check_output(args.report, "report")
     parser = load(args.model)
+    try:
+        parser.set_pruning(args.prune_threshold, args.prune_max_heads)
+    except ValueError as e:
+        raise UsageError(f"--prune-threshold/--prune-max-heads: {e}") from None
     t0 = time.perf_counter()
     bad = []
 

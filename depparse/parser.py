@@ -7,6 +7,7 @@ with dual decomposition (Koo et al. 2010, Fig. 1 / Fig. 2).
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 
@@ -62,6 +63,35 @@ class Parser:
             self.labeler = Labeler(model.vocab, model.labeler, model.config.labeler_bits)
 
     # -- pruning ---------------------------------------------------------------------------
+    def set_pruning(self, threshold=None, max_heads=None):
+        """Prune harder (faster) or more loosely than the model was trained with.
+
+        The pruner keeps, for each word, the heads whose marginal is at least ``threshold``
+        times that of its best head, at most ``max_heads`` of them (the model's settings,
+        1e-5 and 20 by default, when not given).  On en_ewt test, 1e-4 / 10 heads parses
+        about twice as fast at 0.07 lower UAS (README, Speed).
+
+        Raises
+        ------
+        ValueError
+            For a threshold outside ``[0, 1]``, ``max_heads < 1``, or an ``mst`` model (it
+            does not prune).
+        """
+        if threshold is None and max_heads is None:
+            return
+        if self.order == 0:
+            raise ValueError("this is an mst model: it scores all arcs and does not prune")
+        changes = {}
+        if threshold is not None:
+            if not 0.0 <= float(threshold) <= 1.0:
+                raise ValueError(f"pruning threshold must be in [0, 1], got {threshold}")
+            changes["prune_threshold"] = float(threshold)
+        if max_heads is not None:
+            if int(max_heads) != max_heads or max_heads < 1:
+                raise ValueError(f"max_heads must be an integer >= 1, got {max_heads}")
+            changes["prune_max_heads"] = int(max_heads)
+        self.config = dataclasses.replace(self.config, **changes)
+
     def keep_mask(self, enc, single_root=None):
         """Arcs the decoder may use: all for ``mst`` models, else the pruner's kept arcs."""
         N = enc.n + 1
@@ -213,6 +243,7 @@ class Parser:
                     "file": fname, "index": j, "sent_id": s.sent_id, "n": s.n,
                     "certificate": bool(r.certificate), "iterations": int(r.iterations),
                     "seconds": float(r.seconds), "timed_out": bool(r.timed_out),
+                    "kept_arcs": int(r.kept_arcs),
                     "dual": _round(r.dual), "primal": _round(r.primal),
                     "recomputed": _round(r.recomputed),
                     "best_changes": [[int(k), h.tolist()] for k, h in (r.best_changes or [])],
@@ -222,7 +253,8 @@ class Parser:
         return {
             "format": "depparse-report", "version": 1,
             "model": {"path": self.path, "model": cfg.model, "projective": cfg.projective,
-                      "bits": cfg.bits},
+                      "bits": cfg.bits, "prune_threshold": cfg.prune_threshold,
+                      "prune_max_heads": cfg.prune_max_heads},
             "max_iter": int(cfg.max_iter if max_iter is None else max_iter),
             "single_root": bool(cfg.single_root if single_root is None else single_root),
             "inputs": [f for f, _ in docs],

@@ -185,8 +185,33 @@ def test_evaluate_and_report_commands(syn, tmp_path):  # noqa: F811
     assert (tmp_path / "html").is_dir()
 
 
+def test_prune_flags(syn, tmp_path):  # noqa: F811
+    def parse(name, *flags):
+        out, rep = tmp_path / f"{name}.conllu", tmp_path / f"{name}.json"
+        rc, _, err = run_cli(["parse", syn.test, "--model", syn.model, "-o", out, "--report",
+                              rep, "-q", *flags])
+        assert rc == 0, err
+        return out.read_bytes(), json.loads(rep.read_text())
+
+    prune = ["--prune-threshold", "0.5", "--prune-max-heads", "2"]
+    _, default = parse("default")
+    data, pruned = parse("pruned", *prune)
+    assert len(check_trees(data)) == 40
+    only_head_deprel_differ(syn.text("test"), data)
+    assert (pruned["model"]["prune_threshold"], pruned["model"]["prune_max_heads"]) == (0.5, 2)
+    kept = [s["kept_arcs"] for s in pruned["sentences"]]
+    assert all(s["n"] <= k for s, k in zip(pruned["sentences"], kept, strict=True))
+    assert sum(kept) < sum(s["kept_arcs"] for s in default["sentences"])
+    # worker processes prune the same way
+    data2, pruned2 = parse("pruned_jobs2", *prune, "--jobs", "2")
+    assert data2 == data
+    assert [s["kept_arcs"] for s in pruned2["sentences"]] == kept
+
+
 def test_bad_flags_exit_2(syn, tmp_path):  # noqa: F811
-    for args in (["--max-iter", "0"], ["--jobs", "-1"], ["--time-limit", "0"]):
+    for args in (["--max-iter", "0"], ["--jobs", "-1"], ["--time-limit", "0"],
+                 ["--prune-threshold", "2"], ["--prune-threshold", "-0.001"],
+                 ["--prune-max-heads", "0"]):
         rc, _, err = run_cli(["parse", syn.test, "--model", syn.model, *args])
         assert rc == 2
         assert len(err.strip().splitlines()) == 1 and "error" in err

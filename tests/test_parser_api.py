@@ -86,6 +86,36 @@ def test_multi_root_and_max_iter(tiny_model):
         assert validate_tree(s) is None
 
 
+def test_set_pruning_prunes_harder_and_trees_stay_valid(tiny_model):
+    p = depparse.load(tiny_model)
+    te = synthetic.sentences(8, seed=17)
+    enc = [p.model.vocab.encode(s) for s in te]
+    default = [p.keep_mask(e) for e in enc]
+    p.set_pruning(threshold=1.0, max_heads=1)
+    assert (p.config.prune_threshold, p.config.prune_max_heads) == (1.0, 1)
+    assert p.model.config.prune_threshold == ModelConfig().prune_threshold  # model unchanged
+    tighter = 0
+    for e, k0 in zip(enc, default, strict=True):
+        k = p.keep_mask(e)
+        assert not (k & ~k0).any()  # a subset of the default candidates
+        # per word: its best head by marginal, plus its head in the pruner's best tree
+        assert (k.sum(axis=0)[1:] <= 2).all()
+        tighter += int(k0.sum() - k.sum())
+    assert tighter > 0
+    res = p.parse(te, return_results=True)
+    for s, _ in res:
+        assert validate_tree(s, single_root=True) is None
+    rep = p.make_report([("x.conllu", te)], res, 0.1)
+    assert (rep["model"]["prune_threshold"], rep["model"]["prune_max_heads"]) == (1.0, 1)
+    for bad in ({"threshold": 1.5}, {"threshold": -0.1}, {"max_heads": 0},
+                {"max_heads": 2.5}):
+        with pytest.raises(ValueError):
+            p.set_pruning(**bad)
+    mst = Parser(Model(ModelConfig(model="mst"), p.model.vocab, np.zeros(1 << 10)))
+    with pytest.raises(ValueError, match="mst"):
+        mst.set_pruning(threshold=0.1)
+
+
 def test_model_errors(tiny_model, tmp_path):
     with pytest.raises(ModelError, match="not found"):
         Model.load(tmp_path / "missing.npz")
