@@ -78,6 +78,12 @@ class ModelConfig:
             raise ValueError("update must be 'perceptron' or 'pa'")
         if self.storage not in ("float16", "float32"):
             raise ValueError("storage must be 'float16' or 'float32'")
+        if not 0.0 <= float(self.prune_threshold) <= 1.0:
+            raise ValueError(f"pruning threshold must be in [0, 1], got {self.prune_threshold}")
+        if int(self.prune_max_heads) != self.prune_max_heads or self.prune_max_heads < 1:
+            raise ValueError(f"max_heads must be an integer >= 1, got {self.prune_max_heads}")
+        self.prune_threshold = float(self.prune_threshold)
+        self.prune_max_heads = int(self.prune_max_heads)
         from .features import FEATURE_SET
         from .learn.labeler import LABELER_KIND
 

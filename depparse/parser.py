@@ -77,20 +77,13 @@ class Parser:
             For a threshold outside ``[0, 1]``, ``max_heads < 1``, or an ``mst`` model (it
             does not prune).
         """
-        if threshold is None and max_heads is None:
+        changes = {k: v for k, v in (("prune_threshold", threshold),
+                                     ("prune_max_heads", max_heads)) if v is not None}
+        if not changes:
             return
         if self.order == 0:
             raise ValueError("this is an mst model: it scores all arcs and does not prune")
-        changes = {}
-        if threshold is not None:
-            if not 0.0 <= float(threshold) <= 1.0:
-                raise ValueError(f"pruning threshold must be in [0, 1], got {threshold}")
-            changes["prune_threshold"] = float(threshold)
-        if max_heads is not None:
-            if int(max_heads) != max_heads or max_heads < 1:
-                raise ValueError(f"max_heads must be an integer >= 1, got {max_heads}")
-            changes["prune_max_heads"] = int(max_heads)
-        self.config = dataclasses.replace(self.config, **changes)
+        self.config = dataclasses.replace(self.config, **changes)  # validates the values
 
     def keep_mask(self, enc, single_root=None):
         """Arcs the decoder may use: all for ``mst`` models, else the pruner's kept arcs."""

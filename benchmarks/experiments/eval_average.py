@@ -7,7 +7,7 @@ the first model's pruner and vocabulary are used.  Averaging the weights of line
 the same as summing their scores (a "model soup").
 """
 import numpy as np
-from _common import corpus, parser, use_code
+from _common import corpus, parser, uas, use_code
 
 ap = parser(__doc__)
 ap.add_argument("models")
@@ -24,8 +24,6 @@ m.weights = sum(x.weights.astype(np.float64) for x in ms) / len(ms)
 for split in args.splits.split(","):
     sents = read_conllu(corpus(split))
     rs = Parser(m).parse_heads(sents)
-    ok = sum(int((r.heads[1:] == np.asarray(s.heads)[1:]).sum())
-             for r, s in zip(rs, sents, strict=True))
-    words = sum(s.n for s in sents)
     cert = 100 * np.mean([r.certificate for r in rs])
-    print(f"{args.models} {split}: UAS {100 * ok / words:.2f}, certificates {cert:.2f}%")
+    print(f"{args.models} {split}: UAS {uas([r.heads for r in rs], sents):.2f}, "
+          f"certificates {cert:.2f}%")

@@ -5,7 +5,7 @@
 import time
 
 import numpy as np
-from _common import corpus, parser, use_code
+from _common import corpus, parser, uas, use_code
 
 ap = parser(__doc__)
 ap.add_argument("models", nargs="+")
@@ -23,9 +23,8 @@ for path in args.models:
     t = time.perf_counter()
     rs = p.parse_heads(sents)
     dt = time.perf_counter() - t
-    ok = sum(int((r.heads[1:] == np.asarray(s.heads)[1:]).sum())
-             for r, s in zip(rs, sents, strict=True))
     cert = 100 * np.mean([r.certificate for r in rs])
     kept = sum(r.kept_arcs for r in rs) / words
-    print(f"{path}: test UAS {100 * ok / words:.2f}, certificates {cert:.2f}%, {dt:.1f} s, "
+    print(f"{path}: test UAS {uas([r.heads for r in rs], sents):.2f}, "
+          f"certificates {cert:.2f}%, {dt:.1f} s, "
           f"{words / dt:.0f} words/s, {kept:.2f} kept heads per word")

@@ -12,7 +12,7 @@ import pickle
 from pathlib import Path
 
 import numpy as np
-from _common import corpus, parser, use_code
+from _common import corpus, parser, uas, use_code
 
 ap = parser(__doc__)
 ap.add_argument("--level0", required=True)
@@ -63,12 +63,10 @@ for s, h in zip(splits["dev"], h0_eval["dev"], strict=True):
 m = depparse.train(tr, splits["dev"], model="gs", epochs=8, labeler_epochs=0, progress=False)
 p = Parser(m)
 for split, sents in splits.items():
-    ok = ok0 = words = 0
+    h1 = []
     for s, h0 in zip(sents, h0_eval[split], strict=True):
         e = m.vocab.encode(s)
         e.h0 = h0
-        gold = np.asarray(s.heads)[1:]
-        ok += int((p.decode(e).heads[1:] == gold).sum())
-        ok0 += int((h0[1:] == gold).sum())
-        words += s.n
-    print(f"{split}: level-0 UAS {100 * ok0 / words:.2f}, level-1 UAS {100 * ok / words:.2f}")
+        h1.append(p.decode(e).heads)
+    print(f"{split}: level-0 UAS {uas(h0_eval[split], sents):.2f}, "
+          f"level-1 UAS {uas(h1, sents):.2f}")
