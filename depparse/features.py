@@ -14,6 +14,9 @@ families, as used by Koo et al. (2010, Sec. 6):
 * **grandparent** ``(g, h, m)``, conjoined with both directions.
 * **grand-sibling** ``(g, h, s, m)``, at UPOS level.
 
+Models with contextual word classes (:mod:`depparse.encoder`) add templates over the fine and
+coarse classes of the words to the arc, sibling and grandparent families.
+
 A single enumeration per family writes feature indices into a buffer; scoring (a dot product
 with the weights) and learning (adding to the weights) both use it, so they cannot disagree.
 """
@@ -23,7 +26,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from .sentence import BOS, END, EOS, START
+from .sentence import BOS, CLUSTER_SHIFT, END, EOS, START
 
 __all__ = ["ARC", "SIB", "GRAND", "GSIB", "FEATURE_SET", "MAX_FEATS", "add_structure",
            "build_parts", "fill_scores", "structure_features"]
@@ -36,12 +39,18 @@ __all__ = ["ARC", "SIB", "GRAND", "GSIB", "FEATURE_SET", "MAX_FEATS", "add_struc
 #      distance, (hp, sw, mw), (head lemma, sp, mp), distance of the last modifier to the
 #      sentence edge; grandparent distances, lexicalised, contextual and morphological
 #      grandparent templates, m beyond g; lexicalised and distance grand-sibling templates
+# The templates of contextual word classes (depparse.encoder) are emitted only for models
+# with ``context_layer > 0`` (``cluster[0] != 0``): for all other models the features are
+# exactly those of set 2, so the number did not change when they were added.
 FEATURE_SET = 2
 
 # part families
 ARC, SIB, GRAND, GSIB = 0, 1, 2, 3
 MAX_FEATS = 1024  # size of the index buffer; no part has more features than this
 MAX_MORPH = 24  # morphological features of a word that are used
+
+_CSHIFT = np.int64(CLUSTER_SHIFT)
+_CFINE = np.int64((1 << CLUSTER_SHIFT) - 1)
 
 _M1 = np.uint64(0x9E3779B97F4A7C15)
 _M2 = np.uint64(0xBF58476D1CE4E5B9)
@@ -134,8 +143,8 @@ def _tags_between(upos, i, j, tags, cnts, count):
 
 
 @nb.njit(cache=True)
-def arc_features(h, m, form, lemma, upos, xpos, prefix, suffix, feat_ptr, feat_ids, mask,
-                 buf):
+def arc_features(h, m, form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr, feat_ids,
+                 mask, buf):
     """Write the indices of the features of arc ``h -> m`` into ``buf``; return their count."""
     d = 1 if m > h else 0
     dist = abs(m - h)
@@ -185,6 +194,24 @@ def arc_features(h, m, form, lemma, upos, xpos, prefix, suffix, feat_ptr, feat_i
               a1, a2, mask)
     k = _put2(buf, k, _mix(_mix(_mix(_t(75, _ctx(xpos, h - 1)), hx), mx), _ctx(xpos, m + 1)),
               a1, a2, mask)
+    # word clusters (Koo et al. 2008), when the model has them: fine and coarse classes
+    if cluster[0] != 0:
+        hc = cluster[h] & _CFINE
+        mc = cluster[m] & _CFINE
+        hcc = cluster[h] >> _CSHIFT
+        mcc = cluster[m] >> _CSHIFT
+        k = _put2(buf, k, _mix(_t(200, hc), mc), a1, a2, mask)
+        k = _put2(buf, k, _mix(_t(201, hcc), mcc), a1, a2, mask)
+        k = _put2(buf, k, _mix(_mix(_t(202, hc), hp), mp), a1, a2, mask)
+        k = _put2(buf, k, _mix(_mix(_t(203, hp), mc), mp), a1, a2, mask)
+        k = _put2(buf, k, _mix(_mix(_mix(_t(204, hcc), hp), mcc), mp), a1, a2, mask)
+        k = _put2(buf, k, _mix(_mix(_mix(_t(205, hc), hp), mc), mp), a1, a2, mask)
+        k = _put2(buf, k, _mix(_t(206, hc), mw), a1, a2, mask)
+        k = _put2(buf, k, _mix(_t(207, hw), mc), a1, a2, mask)
+        k = _put2(buf, k, _mix(_mix(_t(208, hcc), hp), mp), a1, a2, mask)
+        k = _put2(buf, k, _mix(_mix(_t(209, hp), mcc), mp), a1, a2, mask)
+        k = _put2(buf, k, _mix(_t(210, hc), hp), a1, a2, mask)
+        k = _put2(buf, k, _mix(_t(211, mc), mp), a1, a2, mask)
     # surrounding UPOS
     hpl = _ctx(upos, h - 1)
     hpr = _ctx(upos, h + 1)
@@ -226,7 +253,7 @@ def arc_features(h, m, form, lemma, upos, xpos, prefix, suffix, feat_ptr, feat_i
 
 
 @nb.njit(cache=True)
-def sib_features(h, s, m, d, form, lemma, upos, xpos, mask, buf):
+def sib_features(h, s, m, d, form, lemma, upos, xpos, cluster, mask, buf):
     """Features of the sibling transition ``s -> m`` of head ``h`` on side ``d``.
 
     ``s = -1`` is START, ``m = -1`` is END.
@@ -260,6 +287,17 @@ def sib_features(h, s, m, d, form, lemma, upos, xpos, mask, buf):
         rest = last - 1 if d == 0 else form.shape[0] - 1 - last
         k = _put(buf, k, _mix(_mix(_mix(_t(97, hp), sp), _dist_bucket(rest)), 0), a, mask)
     k = _put(buf, k, _mix(_mix(_t(96, lemma[h]), sp), mp), a, mask)
+    if cluster[0] != 0:
+        sc = START if s < 0 else cluster[s] & _CFINE
+        mc = END if m < 0 else cluster[m] & _CFINE
+        scc = START if s < 0 else cluster[s] >> _CSHIFT
+        mcc = END if m < 0 else cluster[m] >> _CSHIFT
+        k = _put(buf, k, _mix(_mix(_t(220, hp), sc), mc), a, mask)
+        k = _put(buf, k, _mix(_t(221, sc), mc), a, mask)
+        k = _put(buf, k, _mix(_mix(_t(222, hp), scc), mcc), a, mask)
+        k = _put(buf, k, _mix(_mix(_t(223, cluster[h] & _CFINE), sp), mp), a, mask)
+        k = _put(buf, k, _mix(_mix(_t(224, hp), sp), mc), a, mask)
+        k = _put(buf, k, _mix(_mix(_t(225, hp), sc), mp), a, mask)
     if m >= 0:
         # the UPOS between the previous sibling (or the head) and m, each distinct tag once:
         # punctuation and conjunctions there are the evidence of coordination and clause
@@ -278,7 +316,7 @@ def sib_features(h, s, m, d, form, lemma, upos, xpos, mask, buf):
 
 
 @nb.njit(cache=True)
-def grand_features(g, h, m, form, upos, xpos, feat_ptr, feat_ids, mask, buf):
+def grand_features(g, h, m, form, upos, xpos, cluster, feat_ptr, feat_ids, mask, buf):
     """Features of the grandparent part ``g -> h -> m``."""
     a = np.uint64(128 + (2 if h > g else 0) + (1 if m > h else 0))
     gp = upos[g]
@@ -309,6 +347,16 @@ def grand_features(g, h, m, form, upos, xpos, feat_ptr, feat_ids, mask, buf):
     k = _put(buf, k, _mix(_mix(_mix(_mix(_t(91, gp), _ctx(upos, h - 1)), hp), _ctx(upos, h + 1)),
                           mp), a, mask)
     k = _put(buf, k, _mix(_mix(_t(92, gw), hw), mw), a, mask)
+    if cluster[0] != 0:
+        gc = cluster[g] & _CFINE
+        hc = cluster[h] & _CFINE
+        mc = cluster[m] & _CFINE
+        k = _put(buf, k, _mix(_mix(_t(230, gc), hp), mc), a, mask)
+        k = _put(buf, k, _mix(_mix(_t(231, gp), hc), mc), a, mask)
+        k = _put(buf, k, _mix(_mix(_t(232, gc), hc), mp), a, mask)
+        k = _put(buf, k, _mix(_mix(_t(233, cluster[g] >> _CSHIFT), cluster[h] >> _CSHIFT),
+                              cluster[m] >> _CSHIFT), a, mask)
+        k = _put(buf, k, _mix(_t(234, gc), mc), a, mask)
     # morphology of m (VerbForm, PronType, Case ...) with the UPOS of g and h
     for j in range(feat_ptr[m], min(feat_ptr[m + 1], feat_ptr[m] + 6)):
         k = _put(buf, k, _mix(_mix(_mix(_t(93, gp), hp), mp), feat_ids[j]), a, mask)
@@ -347,8 +395,8 @@ def _dot(w, buf, k):
 
 
 @nb.njit(cache=True)
-def fill_scores(form, lemma, upos, xpos, prefix, suffix, feat_ptr, feat_ids, w, mask, order, keep,
-                cand, cand_off, cand_len, gp, gp_off, gp_len, tab_off, arc, tab):
+def fill_scores(form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr, feat_ids, w, mask,
+                order, keep, cand, cand_off, cand_len, gp, gp_off, gp_len, tab_off, arc, tab):
     """Score every kept part of a sentence: ``arc`` (N, N) and the automaton tables ``tab``.
 
     ``order`` is 0 (arcs only), 1 (+ siblings) or 2 (+ grandparents and grand-siblings).
@@ -359,8 +407,8 @@ def fill_scores(form, lemma, upos, xpos, prefix, suffix, feat_ptr, feat_ids, w, 
     for h in range(N):
         for m in range(N):
             if m != 0 and m != h and keep[h, m]:
-                k = arc_features(h, m, form, lemma, upos, xpos, prefix, suffix, feat_ptr, feat_ids,
-                                 mask, buf)
+                k = arc_features(h, m, form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr,
+                                 feat_ids, mask, buf)
                 arc[h, m] = _dot(w, buf, k)
             else:
                 arc[h, m] = -np.inf
@@ -386,15 +434,15 @@ def fill_scores(form, lemma, upos, xpos, prefix, suffix, feat_ptr, feat_ids, w, 
                 s = -1 if p == 0 else cand[c0 + p - 1]
                 for q in range(p, W1):
                     m = -1 if q == L else cand[c0 + q]
-                    k = sib_features(h, s, m, d, form, lemma, upos, xpos, mask, buf)
+                    k = sib_features(h, s, m, d, form, lemma, upos, xpos, cluster, mask, buf)
                     S[p, q] = _dot(w, buf, k)
             for gi in range(gp_len[h]):
                 g = gp[gp_off[h] + gi]
                 o = tab_off[gp_off[h] + gi, d]
                 if order == 2 and g >= 0:
                     for q in range(L):
-                        k = grand_features(g, h, cand[c0 + q], form, upos, xpos, feat_ptr,
-                                           feat_ids, mask, buf)
+                        k = grand_features(g, h, cand[c0 + q], form, upos, xpos, cluster,
+                                           feat_ptr, feat_ids, mask, buf)
                         G[q] = _dot(w, buf, k)
                     G[L] = 0.0
                 for p in range(W1):
@@ -422,8 +470,8 @@ def _append(out, n, buf, k):
 
 
 @nb.njit(cache=True)
-def structure_features(form, lemma, upos, xpos, prefix, suffix, feat_ptr, feat_ids, mask, order,
-                       mods, gpar, only):
+def structure_features(form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr, feat_ids, mask,
+                       order, mods, gpar, only):
     """Feature indices (with repetitions) of a structure in Z, for the automata ``only[h]``.
 
     The structure is given per head automaton: ``mods[h, m]`` (is ``m`` a modifier of ``h``)
@@ -449,20 +497,21 @@ def structure_features(form, lemma, upos, xpos, prefix, suffix, feat_ptr, feat_i
             for m in range(start, stop, step):
                 if not mods[h, m]:
                     continue
-                k = arc_features(h, m, form, lemma, upos, xpos, prefix, suffix, feat_ptr, feat_ids,
-                                 mask, buf)
+                k = arc_features(h, m, form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr,
+                                 feat_ids, mask, buf)
                 out, n = _append(out, n, buf, k)
                 if order >= 1:
-                    k = sib_features(h, s, m, d, form, lemma, upos, xpos, mask, buf)
+                    k = sib_features(h, s, m, d, form, lemma, upos, xpos, cluster, mask, buf)
                     out, n = _append(out, n, buf, k)
                 if g >= 0:
-                    k = grand_features(g, h, m, form, upos, xpos, feat_ptr, feat_ids, mask, buf)
+                    k = grand_features(g, h, m, form, upos, xpos, cluster, feat_ptr, feat_ids, mask,
+                                           buf)
                     out, n = _append(out, n, buf, k)
                     k = gsib_features(g, h, s, m, d, form, upos, mask, buf)
                     out, n = _append(out, n, buf, k)
                 s = m
             if order >= 1 and not (h == 0 and d == 0):
-                k = sib_features(h, s, -1, d, form, lemma, upos, xpos, mask, buf)
+                k = sib_features(h, s, -1, d, form, lemma, upos, xpos, cluster, mask, buf)
                 out, n = _append(out, n, buf, k)
                 if g >= 0:
                     k = gsib_features(g, h, s, -1, d, form, upos, mask, buf)
@@ -508,15 +557,15 @@ def _diff_stats(w, plus, minus):
     return dot, norm
 
 
-def add_structure(form, lemma, upos, xpos, prefix, suffix, feat_ptr, feat_ids, mask, order, mods,
-                  gpar, only, w, acc, c, scale):
+def add_structure(form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr, feat_ids, mask, order,
+                  mods, gpar, only, w, acc, c, scale):
     """Add ``scale`` times the feature vector of a structure in Z to the weights.
 
     Arguments as in :func:`structure_features`.  For averaging, ``acc`` receives
     ``c * scale`` for each feature (Daume's trick: the average is ``w - acc / c``).
     """
-    idx = structure_features(form, lemma, upos, xpos, prefix, suffix, feat_ptr, feat_ids, mask,
-                             order, mods, gpar, only)
+    idx = structure_features(form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr, feat_ids,
+                             mask, order, mods, gpar, only)
     _update(w, acc, c, idx, scale)
 
 

@@ -57,6 +57,10 @@ class ModelConfig:
     max_iter: int = 5000
     min_count: int = 2  # rarer training words count as <UNK>, so unknown words get weights
     train_over: str = "Z"  # Z (head automata only, Koo et al. Sec. 6) or Y (dual decomposition)
+    # contextual word classes (depparse.encoder): encoder layer (0: none), fine / coarse classes
+    context_layer: int = 0
+    context_classes: int = 1024
+    context_coarse: int = 64
     loss_aug: float = 1.0  # training: add this to the score of every wrong arc (cost-augmented)
     update: str = "pa"  # pa (averaged PA-I, Crammer et al. 2006) | perceptron (Collins 2002)
     pa_c: float = 1.0  # PA-I aggressiveness cap C

@@ -56,6 +56,8 @@ class Parser:
         self.w = np.ascontiguousarray(model.weights, dtype=np.float64)
         self.pw = (None if model.pruner is None
                    else np.ascontiguousarray(model.pruner, dtype=np.float64))
+        if model.vocab is not None and model.vocab.context is not None:
+            model.vocab.context.encoder  # noqa: B018 - load it now: a missing encoder fails here
         self.labeler = None
         if model.labeler is not None:
             from .learn.labeler import Labeler
@@ -247,7 +249,8 @@ class Parser:
             "format": "depparse-report", "version": 1,
             "model": {"path": self.path, "model": cfg.model, "projective": cfg.projective,
                       "bits": cfg.bits, "prune_threshold": cfg.prune_threshold,
-                      "prune_max_heads": cfg.prune_max_heads},
+                      "prune_max_heads": cfg.prune_max_heads,
+                      "context_layer": cfg.context_layer},
             "max_iter": int(cfg.max_iter if max_iter is None else max_iter),
             "single_root": bool(cfg.single_root if single_root is None else single_root),
             "inputs": [f for f, _ in docs],

@@ -16,8 +16,11 @@ id    name       used for
 
 An :class:`Encoded` sentence holds, for ``N = n + 1`` positions, int64 arrays ``form``,
 ``lemma``, ``upos``, ``xpos`` (language-specific tag; ``_`` where a treebank has none),
-``prefix``, ``suffix`` and the morphological features in CSR form
-(``feat_ptr``, ``feat_ids``); position 0 is the root.
+``prefix``, ``suffix``, ``cluster`` and the morphological features in CSR form
+(``feat_ptr``, ``feat_ids``); position 0 is the root.  ``cluster`` holds the contextual word
+classes of models that have them (:mod:`depparse.encoder`; fine id | coarse id <<
+``CLUSTER_SHIFT``, ``<ROOT>`` at position 0) and zeros otherwise, which switches their
+templates off.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ __all__ = ["Vocab", "Vocabularies", "Encoded", "SPECIALS", "UNK", "ROOT", "BOS",
 SPECIALS = ("<UNK>", "<ROOT>", "<BOS>", "<EOS>", "<START>", "<END>")
 UNK, ROOT, BOS, EOS, START, END = range(6)
 AFFIX = 3  # length of the prefix and suffix features
+CLUSTER_SHIFT = 20  # cluster codes: fine id | coarse id << CLUSTER_SHIFT
 
 
 class Vocab:
@@ -84,6 +88,7 @@ class Encoded:
     xpos: np.ndarray
     prefix: np.ndarray
     suffix: np.ndarray
+    cluster: np.ndarray
     feat_ptr: np.ndarray
     feat_ids: np.ndarray
 
@@ -94,7 +99,7 @@ class Encoded:
     def arrays(self):
         """The arrays in the order the feature kernels take them."""
         return (self.form, self.lemma, self.upos, self.xpos, self.prefix, self.suffix,
-                self.feat_ptr, self.feat_ids)
+                self.cluster, self.feat_ptr, self.feat_ids)
 
 
 class Vocabularies:
@@ -113,6 +118,7 @@ class Vocabularies:
         self.min_count = min_count
         for f in self.FIELDS:
             setattr(self, f, Vocab())
+        self.context = None  # depparse.encoder.ContextClasses, for models that use them
 
     @classmethod
     def build(cls, sentences, min_count: int = 1) -> Vocabularies:
@@ -135,8 +141,12 @@ class Vocabularies:
                 v.form.add(w)
         return v
 
-    def encode(self, s) -> Encoded:
-        """Encode a :class:`depparse.conllu_io.Sentence`."""
+    def encode(self, s, vectors=None) -> Encoded:
+        """Encode a :class:`depparse.conllu_io.Sentence`.
+
+        For a model with contextual classes, ``vectors`` may give the sentence's encoder
+        vectors (computed from the forms when not given).
+        """
         N = s.n + 1
         form = np.empty(N, dtype=np.int64)
         lemma = np.empty(N, dtype=np.int64)
@@ -144,10 +154,14 @@ class Vocabularies:
         xpos = np.empty(N, dtype=np.int64)
         prefix = np.empty(N, dtype=np.int64)
         suffix = np.empty(N, dtype=np.int64)
+        cluster = np.zeros(N, dtype=np.int64)
         feat_ptr = np.zeros(N + 1, dtype=np.int64)
         fl: list[int] = []
         form[0] = lemma[0] = upos[0] = xpos[0] = prefix[0] = suffix[0] = ROOT
         fget = self.form.index.get
+        if self.context is not None:
+            cluster[0] = ROOT | (ROOT << CLUSTER_SHIFT)
+            cluster[1:] = self.context.codes(s.forms[1:], vectors)
         for i in range(1, N):
             w = _lower(s.forms[i])
             form[i] = fget(w, UNK)
@@ -161,12 +175,14 @@ class Vocabularies:
                 if j is not None:
                     fl.append(j)
             feat_ptr[i + 1] = len(fl)
-        return Encoded(form, lemma, upos, xpos, prefix, suffix, feat_ptr,
+        return Encoded(form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr,
                        np.asarray(fl, dtype=np.int64))
 
     def to_json(self) -> dict:
         d = {f: getattr(self, f).to_list() for f in self.FIELDS}
         d["min_count"] = self.min_count
+        if self.context is not None:
+            d["context"] = self.context.to_json()
         return d
 
     @classmethod
@@ -174,4 +190,8 @@ class Vocabularies:
         v = cls(int(d.get("min_count", 1)))
         for f in cls.FIELDS:
             setattr(v, f, Vocab.from_list(d[f]))
+        if d.get("context"):
+            from .encoder import ContextClasses
+
+            v.context = ContextClasses.from_json(d["context"])
         return v

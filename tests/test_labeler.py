@@ -83,7 +83,11 @@ def test_viterbi_labels_equal_brute_force(seed):
     lemma, xpos, suffix = form.copy(), upos.copy(), form.copy()
     feat_ptr = np.zeros(N + 1, dtype=np.int64)
     feat_ids = np.zeros(0, dtype=np.int64)
-    bases, counts = _sentence_bases(heads, form, lemma, upos, xpos, suffix, feat_ptr, feat_ids)
+    # contextual classes on for odd seeds (ROOT code at 0), off (all zeros) for even ones
+    cluster = (rng.integers(6, 20, size=N) | (rng.integers(6, 9, size=N) << 20)) * (seed % 2)
+    cluster[0] = (1 | 1 << 20) * (seed % 2)
+    bases, counts = _sentence_bases(heads, form, lemma, upos, xpos, suffix, cluster, feat_ptr,
+                                    feat_ids)
     got = _predict(heads, bases, counts, upos, w, mask, nlabels,
                    _trans_tables(w, mask, nlabels, int(upos.max()) + 1))
     want = _brute_force_labels(heads, bases, counts, upos, w, mask, nlabels)

@@ -97,17 +97,17 @@ def test_arc_features_hand_checked(hand):
     assert (_mix(_tmpl(37, hp, e.upos[6], 0, 2), 2) & mask) in f2
     assert k2 == 2 * 43 + 1 + 3 * 1 + 0 + 2
     # sibling START -> dog on the left of barked, and dog -> END
-    ks = sib_features(4, -1, 3, 0, e.form, e.lemma, e.upos, e.xpos, np.uint64(mask), buf)
+    ks = sib_features(4, -1, 3, 0, e.form, e.lemma, e.upos, e.xpos, e.cluster, np.uint64(mask), buf)
     assert (_mix(_tmpl(40, hp, START, mp), 64) & mask) in set(buf[:ks].tolist())
-    ks = sib_features(4, 3, -1, 0, e.form, e.lemma, e.upos, e.xpos, np.uint64(mask), buf)
+    ks = sib_features(4, 3, -1, 0, e.form, e.lemma, e.upos, e.xpos, e.cluster, np.uint64(mask), buf)
     assert (_mix(_tmpl(41, mp, END), 64) & mask) in set(buf[:ks].tolist())
     # loudly -> . on the right of barked: no word between the siblings; START -> . has ADV
     # (loudly) between the head and "." (the UPOS between consecutive siblings)
-    ks = sib_features(4, 5, 6, 1, e.form, e.lemma, e.upos, e.xpos, np.uint64(mask), buf)
+    ks = sib_features(4, 5, 6, 1, e.form, e.lemma, e.upos, e.xpos, e.cluster, np.uint64(mask), buf)
     sib = set(buf[:ks].tolist())
     assert not any((_mix(_tmpl(81, e.upos[5], e.upos[6], t), 65) & mask) in sib
                    for t in range(len(v.upos)))
-    ks = sib_features(4, -1, 6, 1, e.form, e.lemma, e.upos, e.xpos, np.uint64(mask), buf)
+    ks = sib_features(4, -1, 6, 1, e.form, e.lemma, e.upos, e.xpos, e.cluster, np.uint64(mask), buf)
     assert (_mix(_tmpl(81, START, e.upos[6], e.upos[5]), 65) & mask) in set(buf[:ks].tolist())
 
 

@@ -24,7 +24,7 @@ import time
 import numba as nb
 import numpy as np
 
-from ..features import _ctx, _dist_bucket, _mix, _t
+from ..features import _CFINE, _CSHIFT, _ctx, _dist_bucket, _mix, _t
 from ..sentence import END, START
 
 __all__ = ["LABELER_KIND", "Labeler", "label_arcs", "train_labeler"]
@@ -69,7 +69,7 @@ def _tree_context(heads, upos):
 
 @nb.njit(cache=True)
 def _base_features(h, m, heads, lsib, rsib, nl, nr, cmask, form, lemma, upos, xpos, suffix,
-                   feat_ptr, feat_ids, buf):
+                   cluster, feat_ptr, feat_ids, buf):
     """Label-independent feature hashes of arc ``h -> m`` (conjoined with the label later)."""
     N = heads.shape[0]
     d = 1 if m > h else 0
@@ -171,11 +171,25 @@ def _base_features(h, m, heads, lsib, rsib, nl, nr, cmask, form, lemma, upos, xp
             buf[k] = _mix(_mix(_mix(_t(134, lemma[h]), mp), form[c]), d)
             k += 1
             break
+    # contextual word classes (depparse.encoder), when the model has them
+    if cluster[0] != 0:
+        mc = cluster[m] & _CFINE
+        hc = cluster[h] & _CFINE
+        buf[k] = _mix(_t(140, mc), d)
+        k += 1
+        buf[k] = _mix(_mix(_t(141, mc), hp), d)
+        k += 1
+        buf[k] = _mix(_mix(_t(142, hc), mp), d)
+        k += 1
+        buf[k] = _mix(_mix(_t(143, cluster[h] >> _CSHIFT), cluster[m] >> _CSHIFT), d)
+        k += 1
+        buf[k] = _mix(_mix(_mix(_t(144, cluster[m] >> _CSHIFT), mp), hp), db)
+        k += 1
     return k
 
 
 @nb.njit(cache=True)
-def _sentence_bases(heads, form, lemma, upos, xpos, suffix, feat_ptr, feat_ids):
+def _sentence_bases(heads, form, lemma, upos, xpos, suffix, cluster, feat_ptr, feat_ids):
     """Base feature hashes of every arc of the tree: (N, MAX_BASE) uint64 and counts."""
     N = heads.shape[0]
     lsib, rsib, nl, nr, cmask = _tree_context(heads, upos)
@@ -183,7 +197,7 @@ def _sentence_bases(heads, form, lemma, upos, xpos, suffix, feat_ptr, feat_ids):
     counts = np.zeros(N, dtype=np.int64)
     for m in range(1, N):
         counts[m] = _base_features(heads[m], m, heads, lsib, rsib, nl, nr, cmask, form, lemma,
-                                   upos, xpos, suffix, feat_ptr, feat_ids, bases[m])
+                                   upos, xpos, suffix, cluster, feat_ptr, feat_ids, bases[m])
     return bases, counts
 
 
@@ -402,7 +416,7 @@ def label_arcs(enc, heads, w, mask, nlabels, tables=None):
     if tables is None:
         tables = _trans_tables(w, mask, nlabels, int(enc.upos.max()) + 1)
     bases, counts = _sentence_bases(heads, enc.form, enc.lemma, enc.upos, enc.xpos, enc.suffix,
-                                    enc.feat_ptr, enc.feat_ids)
+                                    enc.cluster, enc.feat_ptr, enc.feat_ids)
     return _predict(heads, bases, counts, enc.upos, w, mask, nlabels, tables)
 
 
@@ -420,7 +434,7 @@ def train_labeler(encoded, heads, rels, vocab, bits=20, epochs=8, seed=0):
     nlabels = len(vocab.deprel)
     data = []
     for e, h, r in zip(encoded, heads, rels, strict=True):
-        bases, counts = _sentence_bases(h, e.form, e.lemma, e.upos, e.xpos, e.suffix,
+        bases, counts = _sentence_bases(h, e.form, e.lemma, e.upos, e.xpos, e.suffix, e.cluster,
                                         e.feat_ptr, e.feat_ids)
         gold = np.array([0] + [vocab.deprel.get(x) for x in r[1:]], dtype=np.int64)
         data.append((np.asarray(h, dtype=np.int64), e.upos, bases, counts, gold))

@@ -287,6 +287,21 @@ class Setup:
     nwords: int
 
 
+def _context_classes(vocab, sentences, config, seed):
+    """Cluster the encoder vectors of the training words into the vocabulary's contextual
+    classes (:mod:`depparse.encoder`); returns the per-sentence vectors."""
+    from ..encoder import ContextClasses, get_encoder
+
+    t0 = time.perf_counter()
+    enc = get_encoder(config.context_layer)
+    vectors = [enc.word_vectors(list(s.forms[1:])) for s in sentences]
+    vocab.context = ContextClasses.train(np.concatenate(vectors), config.context_layer,
+                                         config.context_classes, config.context_coarse, seed)
+    log.info("contextual classes (layer %d, %d / %d) in %.1f s", config.context_layer,
+             config.context_classes, config.context_coarse, time.perf_counter() - t0)
+    return vectors
+
+
 def prepare(train_sents, dev_sents, config, seed, checkpoint, resume, pruner_epochs,
             pruner_folds) -> Setup:
     """Check the data, build (or resume) the trainer, train the pruner, prune every sentence.
@@ -305,7 +320,10 @@ def prepare(train_sents, dev_sents, config, seed, checkpoint, resume, pruner_epo
         vocab = trainer.vocab
     else:
         vocab = Vocabularies.build(train_sents, config.min_count)
-    encoded = [vocab.encode(s) for s in train_sents]
+    vectors = [None] * len(train_sents)
+    if config.context_layer and vocab.context is None:
+        vectors = _context_classes(vocab, train_sents, config, seed)
+    encoded = [vocab.encode(s, v) for s, v in zip(train_sents, vectors, strict=True)]
     heads = [np.asarray(s.heads, dtype=np.int64) for s in train_sents]
     t_prune = 0.0
     if trainer is None:

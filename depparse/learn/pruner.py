@@ -23,7 +23,7 @@ log = logging.getLogger(__name__)
 
 
 @nb.njit(cache=True)
-def score_all_arcs(form, lemma, upos, xpos, prefix, suffix, feat_ptr, feat_ids, w, mask):
+def score_all_arcs(form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr, feat_ids, w, mask):
     """Arc scores ``s[h, m] = w . phi(h, m)`` for every arc (``-inf`` on the diagonal/column 0)."""
     N = form.shape[0]
     s = np.full((N, N), -np.inf)
@@ -32,8 +32,8 @@ def score_all_arcs(form, lemma, upos, xpos, prefix, suffix, feat_ptr, feat_ids, 
         for m in range(1, N):
             if m == h:
                 continue
-            k = arc_features(h, m, form, lemma, upos, xpos, prefix, suffix, feat_ptr, feat_ids,
-                             mask, buf)
+            k = arc_features(h, m, form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr,
+                             feat_ids, mask, buf)
             t = 0.0
             for i in range(k):
                 t += w[buf[i]]
@@ -42,8 +42,8 @@ def score_all_arcs(form, lemma, upos, xpos, prefix, suffix, feat_ptr, feat_ids, 
 
 
 @nb.njit(cache=True)
-def _adagrad_step(form, lemma, upos, xpos, prefix, suffix, feat_ptr, feat_ids, w, G, mask, mu,
-                  heads, lr):
+def _adagrad_step(form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr, feat_ids, w, G, mask,
+                  mu, heads, lr):
     """One AdaGrad ascent step on ``log p(heads | x)`` given the marginals ``mu``."""
     N = form.shape[0]
     buf = np.empty(MAX_FEATS, dtype=np.int64)
@@ -54,8 +54,8 @@ def _adagrad_step(form, lemma, upos, xpos, prefix, suffix, feat_ptr, feat_ids, w
             g = (1.0 if heads[m] == h else 0.0) - mu[h, m]
             if abs(g) < 1e-6:
                 continue
-            k = arc_features(h, m, form, lemma, upos, xpos, prefix, suffix, feat_ptr, feat_ids,
-                             mask, buf)
+            k = arc_features(h, m, form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr,
+                             feat_ids, mask, buf)
             gg = g * g
             for i in range(k):
                 j = buf[i]

