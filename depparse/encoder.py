@@ -30,7 +30,7 @@ import unicodedata
 from pathlib import Path
 
 import numpy as np
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from .model import ModelError
 
@@ -136,6 +136,19 @@ def _erf(x):
 def _gelu(x):
     """BERT's exact GELU, x * Phi(x) (its config says "gelu", not the tanh approximation)."""
     return np.float32(0.5) * x * (np.float32(1.0) + _erf(x * np.float32(0.7071067811865476)))
+
+
+_BLAS: list = []
+
+
+def one_blas_thread():
+    """Context manager: BLAS on one thread.  The encoder's matrix products are small; with
+    several threads per process they contend, 3x slower on 2 cores as soon as another process
+    (a second ``--jobs`` worker, a training) runs.  The controller is made once: scanning the
+    loaded libraries on every call would cost a fifth of the encoder's time."""
+    if not _BLAS:
+        _BLAS.append(ThreadpoolController())
+    return _BLAS[0].limit(limits=1, user_api="blas")
 
 
 class MiniLM:
@@ -245,9 +258,7 @@ class MiniLM:
         if n == 0:
             return out
         owner = np.asarray(owner)
-        # one BLAS thread: these products are small, and threads only contend (3x slower
-        # on 2 cores while another process runs)
-        with threadpool_limits(1, user_api="blas"):
+        with one_blas_thread():
             for s in range(0, len(ids), MAX_PIECES):
                 x = self._forward([self.cls] + ids[s:s + MAX_PIECES] + [self.sep])
                 np.add.at(out, owner[s:s + MAX_PIECES], x[1:-1])
@@ -334,7 +345,8 @@ class ContextClasses:
             vectors = self.vectors(forms)
         if len(vectors) == 0:
             return np.zeros(0, dtype=np.int64)
-        a = _nearest(_normalise(np.asarray(vectors, dtype=np.float32)), self.centroids)
+        with one_blas_thread():
+            a = _nearest(_normalise(np.asarray(vectors, dtype=np.float32)), self.centroids)
         return (6 + a) | ((6 + self.coarse[a]) << _SHIFT)
 
     def to_json(self) -> dict:
