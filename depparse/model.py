@@ -60,7 +60,7 @@ class ModelConfig:
     # contextual word classes (depparse.encoder): encoder layer (0: none), fine / coarse classes
     context_layer: int = 0
     context_classes: int = 1024
-    context_coarse: int = 64
+    context_coarse: int = 0  # 0: min(64, context_classes // 16), at least 1
     loss_aug: float = 1.0  # training: add this to the score of every wrong arc (cost-augmented)
     update: str = "pa"  # pa (averaged PA-I, Crammer et al. 2006) | perceptron (Collins 2002)
     pa_c: float = 1.0  # PA-I aggressiveness cap C
@@ -86,6 +86,8 @@ class ModelConfig:
             raise ValueError(f"pruning threshold must be in [0, 1], got {self.prune_threshold}")
         if int(self.prune_max_heads) != self.prune_max_heads or self.prune_max_heads < 1:
             raise ValueError(f"max_heads must be an integer >= 1, got {self.prune_max_heads}")
+        if not self.context_coarse:
+            self.context_coarse = min(64, max(1, self.context_classes // 16))
         self.prune_threshold = float(self.prune_threshold)
         self.prune_max_heads = int(self.prune_max_heads)
         from .features import FEATURE_SET

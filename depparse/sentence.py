@@ -30,13 +30,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Vocab", "Vocabularies", "Encoded", "SPECIALS", "UNK", "ROOT", "BOS", "EOS",
-           "START", "END"]
+__all__ = ["Vocab", "Vocabularies", "Encoded", "cluster_code", "SPECIALS", "UNK", "ROOT", "BOS",
+           "EOS", "START", "END"]
 
 SPECIALS = ("<UNK>", "<ROOT>", "<BOS>", "<EOS>", "<START>", "<END>")
 UNK, ROOT, BOS, EOS, START, END = range(6)
 AFFIX = 3  # length of the prefix and suffix features
 CLUSTER_SHIFT = 20  # cluster codes: fine id | coarse id << CLUSTER_SHIFT
+
+
+def cluster_code(fine, coarse):
+    """The code of a word's contextual classes (ints or int64 arrays) in ``Encoded.cluster``."""
+    return fine | (coarse << CLUSTER_SHIFT)
 
 
 class Vocab:
@@ -160,7 +165,7 @@ class Vocabularies:
         form[0] = lemma[0] = upos[0] = xpos[0] = prefix[0] = suffix[0] = ROOT
         fget = self.form.index.get
         if self.context is not None:
-            cluster[0] = ROOT | (ROOT << CLUSTER_SHIFT)
+            cluster[0] = cluster_code(ROOT, ROOT)
             cluster[1:] = self.context.codes(s.forms[1:], vectors)
         for i in range(1, N):
             w = _lower(s.forms[i])

@@ -193,3 +193,12 @@ def test_cli_trains_and_parses_with_context_classes(syn, tmp_path, monkeypatch):
 def test_bad_context_flags_exit_2(syn, tmp_path, flags):  # noqa: F811
     rc, _, err = run_cli(["train", "--train", syn.train, "--out", tmp_path / "m.npz", *flags])
     assert rc == 2 and "--context" in err
+
+
+def test_coarse_groups_default_to_a_sixteenth_of_the_classes():
+    from depparse.model import ModelConfig
+
+    assert ModelConfig(context_layer=2, context_classes=16).context_coarse == 1
+    assert ModelConfig(context_layer=3, context_classes=1024).context_coarse == 64
+    assert ModelConfig(context_layer=3, context_classes=4096).context_coarse == 64
+    assert ModelConfig(context_layer=3, context_coarse=8).context_coarse == 8

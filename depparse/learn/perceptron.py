@@ -290,11 +290,10 @@ class Setup:
 def _context_classes(vocab, sentences, config, seed):
     """Cluster the encoder vectors of the training words into the vocabulary's contextual
     classes (:mod:`depparse.encoder`); returns the per-sentence vectors."""
-    from ..encoder import ContextClasses, get_encoder
+    from ..encoder import ContextClasses, word_vectors
 
     t0 = time.perf_counter()
-    enc = get_encoder(config.context_layer)
-    vectors = [enc.word_vectors(list(s.forms[1:])) for s in sentences]
+    vectors = [word_vectors(config.context_layer, s.forms[1:]) for s in sentences]
     vocab.context = ContextClasses.train(np.concatenate(vectors), config.context_layer,
                                          config.context_classes, config.context_coarse, seed)
     log.info("contextual classes (layer %d, %d / %d) in %.1f s", config.context_layer,
