@@ -46,7 +46,7 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 
 
 def _load_slice(path, n):
-    from depparse.conllu_io import iter_conllu
+    from depparse.conllu import iter_conllu
 
     out = []
     for s in iter_conllu(path):
@@ -74,7 +74,7 @@ def _synthetic_long(n, seed, per=3):
     real text; the short synthetic sentences alone parse in a fraction of a millisecond)."""
     import synthetic
 
-    from depparse.conllu_io import read_conllu
+    from depparse.conllu import read_conllu
 
     rng = np.random.default_rng(seed)
     out = []
@@ -88,7 +88,7 @@ def _synthetic_long(n, seed, per=3):
 
 
 def _bytes(sents):
-    from depparse.conllu_io import write_conllu
+    from depparse.conllu import write_conllu
 
     buf = io.BytesIO()
     write_conllu(sents, buf)
@@ -110,8 +110,6 @@ def _cpu():
 
 def bench_jobs(model=None, input_path=None, jobs=2, rounds=3, limit=None):
     import depparse
-    from depparse.learn.perceptron import train
-    from depparse.model import ModelConfig
 
     if model is not None:
         parser = depparse.load(model)
@@ -121,8 +119,8 @@ def bench_jobs(model=None, input_path=None, jobs=2, rounds=3, limit=None):
         sents = _load_slice(src, limit)
         what = f"{src.name} with {Path(model).name}"
     else:
-        m = train(_synthetic(1000, 1), None, ModelConfig(model="sib", bits=18), epochs=3,
-                  progress=False, labeler_epochs=2)
+        m = depparse.train(_synthetic(1000, 1), None, model="sib", bits=18, epochs=3,
+                           progress=False, labeler_epochs=2)
         parser = depparse.Parser(m)
         sents = _synthetic_long(limit or 800, 9)
         what = "synthetic 3-sentence runs, synthetic sib model"
@@ -165,7 +163,7 @@ def bench_jobs(model=None, input_path=None, jobs=2, rounds=3, limit=None):
 
 
 def _uas(model, dev, max_iter):
-    from depparse.parser import Parser
+    from depparse.inference.parser import Parser
 
     p = Parser(model)
     enc = model.vocab.encode
@@ -181,9 +179,9 @@ def bench_ipm(train_sentences=2000, dev_sentences=500, epochs=8, bits=20, model=
               workers=2, seed=0, max_iter=1000, save=None):
     from distributed import Client, LocalCluster
 
+    from depparse.config import DecodeConfig, ModelConfig, TrainConfig
     from depparse.distributed import train_distributed
     from depparse.learn.perceptron import train
-    from depparse.model import ModelConfig
 
     tr_path, dv_path = _corpus("train"), _corpus("dev")
     if tr_path and dv_path:
@@ -196,9 +194,10 @@ def bench_ipm(train_sentences=2000, dev_sentences=500, epochs=8, bits=20, model=
         what = "synthetic"
     print(f"\n## iterative parameter mixing: {what}; {model}, 2**{bits} weights, "
           f"{epochs} epochs, seed {seed}")
-    kw = dict(epochs=epochs, seed=seed, labeler_epochs=0, progress=False)
+    cfg = (ModelConfig(model=model, bits=bits), DecodeConfig(),
+           TrainConfig(epochs=epochs, seed=seed, labeler_epochs=0))
     t0 = time.perf_counter()
-    m1 = train(tr, None, ModelConfig(model=model, bits=bits), **kw)
+    m1 = train(tr, None, *cfg, progress=False)
     t_serial = time.perf_counter() - t0
     ep1 = sum(h.get("train_seconds", 0) for h in m1.info["history"])
     uas1 = _uas(m1, dv, max_iter)
@@ -210,7 +209,7 @@ def bench_ipm(train_sentences=2000, dev_sentences=500, epochs=8, bits=20, model=
     client = Client(cluster)
     try:
         t0 = time.perf_counter()
-        m2 = train_distributed(tr, None, ModelConfig(model=model, bits=bits), client, **kw)
+        m2 = train_distributed(tr, None, *cfg, client, progress=False)
         t_ipm = time.perf_counter() - t0
     finally:
         client.close()

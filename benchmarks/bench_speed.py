@@ -22,7 +22,7 @@ TARGET = {"mst": 10000, "sib": None, "gs": 3000}
 
 def bench(model_path, test_path, max_iter=None, repeat=1):
     from depparse.api import load
-    from depparse.conllu_io import read_conllu, write_conllu
+    from depparse.conllu import read_conllu, write_conllu
 
     p = load(model_path)
     p.parse(read_conllu(test_path)[:20])  # warm-up

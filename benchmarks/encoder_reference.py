@@ -19,7 +19,7 @@ def main():
     import torch
     from transformers import BertModel
 
-    from depparse.encoder import MiniLM, find_encoder
+    from depparse.encoding.minilm import MiniLM, find_encoder
 
     d = find_encoder()
     ours = MiniLM(d, 6)

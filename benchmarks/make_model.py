@@ -24,7 +24,8 @@ Grandparent+sibling head-automata model (Koo et al. 2010, Sec. 5) decoded by dua
 decomposition with Chu-Liu-Edmonds, plus a second-stage DEPREL labeler that labels the
 children of each head jointly (structured perceptron, Viterbi over the label chain).
 Both see, besides the treebank's own columns, a contextual class of every word: its
-layer-{context_layer} vector in all-MiniLM-L6-v2 (computed by `depparse/encoder.py` in NumPy),
+layer-{context_layer} vector in all-MiniLM-L6-v2 (computed in NumPy by
+`depparse/encoding/minilm.py`),
 mapped to the nearest of {context_classes} k-means centroids of the training words
 ({context_coarse} coarser groups on top).
 
@@ -88,11 +89,11 @@ def main(argv=None):
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
 
-    from depparse.conllu_io import read_conllu, write_conllu
+    from depparse.api import train
+    from depparse.conllu import read_conllu, write_conllu
     from depparse.evaluate import evaluate
-    from depparse.learn.perceptron import train
-    from depparse.model import Model, ModelConfig
-    from depparse.parser import Parser
+    from depparse.inference.parser import Parser
+    from depparse.model import Model
     from depparse.paths import corpora_dir, treebank_file
 
     if not corpora_dir().is_dir():
@@ -100,10 +101,9 @@ def main(argv=None):
         return 2
     tr = read_conllu(treebank_file("en_ewt", "train"))
     dv = read_conllu(treebank_file("en_ewt", "dev"))
-    cfg = ModelConfig(model="gs", context_layer=args.context_layer)
     dev_k = 1000
-    m = train(tr, dv, cfg, epochs=args.epochs, seed=args.seed, progress=False,
-              dev_max_iter=dev_k)
+    m = train(tr, dv, model="gs", context_layer=args.context_layer, epochs=args.epochs,
+              seed=args.seed, progress=False, dev_max_iter=dev_k)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     m.save(out)
@@ -124,17 +124,17 @@ def main(argv=None):
     pr = hist[0]
     rows = "\n".join(f"| {h['epoch']} | {h['dev_uas']:.2f} | {h['dev_cert']:.2f} | "
                      f"{h['sent_per_sec']:.0f} |" for h in hist if "epoch" in h)
-    c = m.config
-    settings = (f"model `gs`, {args.epochs} epochs over Z ({c.update} updates, cost-augmented "
-                f"by {c.loss_aug:g} per wrong arc, words seen < {c.min_count} times = <UNK>), "
-                f"hashed weights 2^{c.bits}, pruner "
-                f"2^{c.pruner_bits} (threshold {c.prune_threshold:g} x best marginal, at most "
-                f"{c.prune_max_heads} heads), alpha = {c.alpha}, K = {c.max_iter}, single root, "
+    c, d, t = m.config, m.decoding, m.info["training"]
+    settings = (f"model `gs`, {args.epochs} epochs over Z ({t['update']} updates, "
+                f"cost-augmented by {t['loss_aug']:g} per wrong arc, words seen < "
+                f"{c.min_count} times = <UNK>), hashed weights 2^{c.bits}, pruner "
+                f"2^{c.pruner_bits} (threshold {d.prune_threshold:g} x best marginal, at most "
+                f"{d.prune_max_heads} heads), alpha = {d.alpha}, K = {d.max_iter}, single root, "
                 f"labeler 2^{c.labeler_bits}")
     if c.context_layer:
         settings += (f"; contextual word classes: {c.context_classes} classes / "
                      f"{c.context_coarse} groups of layer-{c.context_layer} vectors of "
-                     f"all-MiniLM-L6-v2 (`depparse/encoder.py`)")
+                     f"all-MiniLM-L6-v2 (`depparse/encoding/`)")
     src = (corpora_dir() / "en_ewt" / "SOURCE")
     card = CARD.format(
         train_sents=len(tr), train_words=sum(s.n for s in tr),

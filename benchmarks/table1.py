@@ -36,20 +36,18 @@ PAPER = {"da_ddt": (89.74, 91.08, 91.78), "nl_alpino": (82.33, 84.81, 85.81),
 
 
 def run_cell(code, train_split, model, max_iter, seed=0):
-    from depparse.conllu_io import read_conllu
+    from depparse.api import train
+    from depparse.conllu import read_conllu
     from depparse.evaluate import evaluate
-    from depparse.learn.perceptron import train
-    from depparse.model import ModelConfig
-    from depparse.parser import Parser
+    from depparse.inference.parser import Parser
     from depparse.paths import treebank_file
 
     tr = read_conllu(treebank_file(code, train_split))
     te = read_conllu(treebank_file(code, "test"))
     dev = read_conllu(treebank_file(code, "dev")) if train_split == "train" else None
-    cfg = ModelConfig(model=model, max_iter=max_iter)
     t0 = time.perf_counter()
-    m = train(tr, dev, cfg, epochs=EPOCHS[model], seed=seed, progress=False,
-              dev_max_iter=500)
+    m = train(tr, dev, model=model, max_iter=max_iter, epochs=EPOCHS[model], seed=seed,
+              progress=False, dev_max_iter=500)
     train_s = time.perf_counter() - t0
     mdir = RESULTS / "models"  # kept for benchmarks/bench_speed.py (not committed)
     mdir.mkdir(parents=True, exist_ok=True)

@@ -35,22 +35,29 @@ def _set_numba_cache_dir():
 _set_numba_cache_dir()
 
 from .api import load, train  # noqa: E402
-from .conllu_io import ConlluError, Sentence, iter_conllu, read_conllu, write_conllu  # noqa: E402
-from .model import Model, ModelConfig, ModelError  # noqa: E402
-from .parser import Parser  # noqa: E402
+from .config import DecodeConfig, ModelConfig, TrainConfig  # noqa: E402
+from .conllu import Sentence, iter_conllu, read_conllu, read_sentence, write_conllu  # noqa: E402
+from .errors import ConfigError, ConlluError, DepparseError, ModelError  # noqa: E402
+from .inference.parser import Parser  # noqa: E402
+from .model import Model  # noqa: E402
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
+    "ConfigError",
     "ConlluError",
+    "DecodeConfig",
+    "DepparseError",
     "Model",
     "ModelConfig",
     "ModelError",
     "Parser",
-    "load",
-    "train",
     "Sentence",
+    "TrainConfig",
     "iter_conllu",
+    "load",
     "read_conllu",
+    "read_sentence",
+    "train",
     "write_conllu",
 ]

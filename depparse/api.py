@@ -11,8 +11,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .model import Model, ModelConfig, ModelError
-from .parser import Parser
+from .config import DecodeConfig, ModelConfig, TrainConfig, split_settings
+from .conllu import read_conllu
+from .errors import ModelError
+from .inference.parser import Parser
+from .learn.perceptron import train as _train
+from .model import Model
 from .paths import models_dir
 
 __all__ = ["DEFAULT_MODEL", "load", "train"]
@@ -33,7 +37,7 @@ def resolve_model(path_or_name=None) -> Path:
 
 
 def load(path_or_name=None) -> Parser:
-    """Load a model and return a :class:`~depparse.parser.Parser`.
+    """Load a model and return a :class:`~depparse.inference.parser.Parser`.
 
     Parameters
     ----------
@@ -53,21 +57,38 @@ def load(path_or_name=None) -> Parser:
     return Parser(Model.load(path), path=path)
 
 
-def train(train_sentences, dev_sentences=None, model="gs", **kwargs) -> Model:
-    """Train a model (see :func:`depparse.learn.perceptron.train` for the keywords).
+def train(train_sentences, dev_sentences=None, *, checkpoint=None, resume=False, progress=True,
+          **settings) -> Model:
+    """Train a model.
 
-    ``train_sentences``/``dev_sentences`` are lists of Sentence or CoNLL-U file paths.
-    Config fields (``bits``, ``projective``, ``max_iter``, ``train_over`` ...) can be given as
-    keywords too.
+    Parameters
+    ----------
+    train_sentences, dev_sentences : list of Sentence, or CoNLL-U file paths
+    checkpoint : path, optional
+        Written atomically after every epoch; ``resume=True`` continues from it.
+    progress : bool
+        Progress bars on stderr.
+    **settings
+        Any field of :class:`~depparse.config.ModelConfig` (``model``, ``bits``,
+        ``context_layer`` ...), :class:`~depparse.config.DecodeConfig` (``max_iter``,
+        ``single_root``, ``projective`` ...) or :class:`~depparse.config.TrainConfig`
+        (``epochs``, ``seed``, ``update`` ...), with the same defaults as ``depparse train``.
+
+    Raises
+    ------
+    ConfigError
+        For a setting outside its allowed values.
+    TrainingDataError
+        For training data without gold trees.
+    TypeError
+        For an unknown setting.
     """
-    from .conllu_io import read_conllu
-    from .learn.perceptron import train as _train
-
     def _load(x):
         if x is None or isinstance(x, list):
             return x
         return read_conllu(x)
 
-    fields = set(ModelConfig.__dataclass_fields__)
-    cfg = ModelConfig(model=model, **{k: kwargs.pop(k) for k in list(kwargs) if k in fields})
-    return _train(_load(train_sentences), _load(dev_sentences), cfg, **kwargs)
+    m, d, t = split_settings(settings)
+    return _train(_load(train_sentences), _load(dev_sentences), ModelConfig(**m),
+                  DecodeConfig(**d), TrainConfig(**t), checkpoint=checkpoint, resume=resume,
+                  progress=progress)

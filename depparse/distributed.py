@@ -45,6 +45,7 @@ then run one after the other in this process (same result, for tests and debuggi
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 import uuid
@@ -52,13 +53,15 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from .api import load
+from .errors import SchedulerError
+from .inference.parallel import warmup
+from .inference.parser import Parser
+from .learn.perceptron import Trainer, end_epoch, finish, prepare
+
 __all__ = ["SchedulerError", "connect", "parse_distributed", "train_distributed"]
 
 log = logging.getLogger(__name__)
-
-
-class SchedulerError(OSError):
-    """The Dask scheduler cannot be reached."""
 
 
 @contextmanager
@@ -110,14 +113,9 @@ def iter_parse_distributed(parser_or_model_path, sentences, client_or_address, *
     as soon as the shards before them are done (for writing the output while parsing)."""
     from distributed import as_completed
 
-    from .parallel import warmup
-    from .parser import Parser
-
     if isinstance(parser_or_model_path, Parser):
         parser = parser_or_model_path
     else:
-        from .api import load
-
         parser = load(parser_or_model_path)
     sentences = list(sentences)
     if not sentences:
@@ -174,13 +172,13 @@ def parse_distributed(parser_or_model_path, sentences, client_or_address, *, max
     Parameters
     ----------
     parser_or_model_path : Parser, str or Path
-        A :class:`~depparse.parser.Parser`, or a model file / shipped model name (loaded
+        A :class:`~depparse.inference.parser.Parser`, or a model file / shipped model name (loaded
         here, then sent to the workers).
     sentences : list of Sentence
     client_or_address : distributed.Client or str
         A client, or the scheduler's address (a client is opened and closed here).
     max_iter, single_root, time_limit
-        As in :meth:`~depparse.parser.Parser.parse`.
+        As in :meth:`~depparse.inference.parser.Parser.parse`.
     return_results : bool
         Return ``(sentence, ParseResult)`` pairs instead of sentences.
     trace : bool, optional
@@ -220,15 +218,14 @@ def _shard_seed(seed, k):
     return int(seed) + 7919 * int(k)
 
 
-def _ipm_epoch(config, w, shard, seed, epoch):
+def _ipm_epoch(settings, w, shard, seed, epoch):
     """Worker task: one perceptron epoch over ``shard`` from the mixed weights ``w``.
 
-    Returns ``(idx, w_i[idx], acc_i[idx], c_i, mistakes)`` with ``idx`` the weights the
-    epoch touched (``w_i`` equals ``w`` and ``acc_i`` is 0 everywhere else).
+    ``settings`` are the trainer's ``(config, decoding, training)``.  Returns
+    ``(idx, w_i[idx], acc_i[idx], c_i, mistakes)`` with ``idx`` the weights the epoch touched
+    (``w_i`` equals ``w`` and ``acc_i`` is 0 everywhere else).
     """
-    from .learn.perceptron import Trainer
-
-    t = Trainer(config, None, None, seed)
+    t = _new_trainer(settings, seed)
     t.w = np.array(w, dtype=np.float64, copy=True)
     t.epoch = int(epoch)
     mistakes = t.run_epoch(shard)
@@ -236,14 +233,18 @@ def _ipm_epoch(config, w, shard, seed, epoch):
     return idx, t.w[idx], t.acc[idx], float(t.c), int(mistakes)
 
 
-def _warm_trainer(config, example):
+def _new_trainer(settings, seed, bits=None):
+    """A fresh trainer (zero weights) with ``settings = (config, decoding, training)`` and its
+    own seed (and, for warming up, fewer weights)."""
+    config, decoding, training = settings
+    if bits is not None:
+        config = dataclasses.replace(config, bits=bits)
+    return Trainer(config, None, None, decoding, dataclasses.replace(training, seed=seed))
+
+
+def _warm_trainer(settings, example):
     """One perceptron step on a throw-away trainer with small weights (kernels loaded)."""
-    import dataclasses
-
-    from .learn.perceptron import Trainer
-
-    Trainer(dataclasses.replace(config, bits=min(config.bits, 12), extra={}), None, None,
-            0).step(*example)
+    _new_trainer(settings, 0, bits=min(settings[0].bits, 12)).step(*example)
 
 
 def mix(trainer, results):
@@ -272,10 +273,9 @@ def shard_indices(n, shards, seed):
     return [np.sort(perm[k::shards]) for k in range(shards)]
 
 
-def train_distributed(train_sents, dev_sents=None, config=None, client_or_address=None, *,
-                      shards=None, epochs=10, seed=0, checkpoint=None, resume=False,
-                      progress=True, dev_max_iter=None, pruner_epochs=1, pruner_folds=4,
-                      labeler_epochs=8):
+def train_distributed(train_sents, dev_sents=None, config=None, decoding=None, training=None,
+                      client_or_address=None, *, shards=None, checkpoint=None, resume=False,
+                      progress=True):
     """Train a model by iterative parameter mixing on a Dask cluster.
 
     Parameters are those of :func:`depparse.learn.perceptron.train`, plus:
@@ -294,19 +294,18 @@ def train_distributed(train_sents, dev_sents=None, config=None, client_or_addres
     Model
         With averaged weights; ``info["ipm_shards"]`` holds ``S``.
     """
-    from .learn.perceptron import end_epoch, finish, prepare
-
     t_start = time.perf_counter()
-    st = prepare(train_sents, dev_sents, config, seed, checkpoint, resume, pruner_epochs,
-                 pruner_folds)
-    trainer, data, config = st.trainer, st.data, st.trainer.config
+    st = prepare(train_sents, dev_sents, config, decoding, training, checkpoint, resume)
+    trainer, data = st.trainer, st.data
+    epochs, seed = trainer.training.epochs, trainer.training.seed
+    settings = (trainer.config, trainer.decoding, trainer.training)
 
     with _cluster(client_or_address) as client:
-        S = config.extra.get("ipm_shards")
+        S = trainer.ipm_shards
         if S is None:
             S = int(shards) if shards else (_n_workers(client) if client is not None else 1)
             S = max(1, min(S, len(data)))
-            config.extra["ipm_shards"] = S
+            trainer.ipm_shards = S
         elif shards and int(shards) != S:
             log.warning("resuming with the checkpoint's %d shards (not %d)", S, shards)
         S = int(S)
@@ -319,7 +318,7 @@ def train_distributed(train_sents, dev_sents=None, config=None, client_or_addres
         if client is not None:
             # compiles the training kernels here (into numba's on-disk cache) if they are
             # not cached yet, so that the workers load them instead of each compiling them
-            _warm_trainer(config, data[0])
+            _warm_trainer(settings, data[0])
         shard_f = (client.scatter(parts, broadcast=True, hash=False)
                    if client is not None else parts)
         try:
@@ -327,24 +326,24 @@ def train_distributed(train_sents, dev_sents=None, config=None, client_or_addres
                 t0 = time.perf_counter()
                 e = trainer.epoch
                 if client is None:
-                    results = [_ipm_epoch(config, trainer.w, parts[k], seeds[k], e)
+                    results = [_ipm_epoch(settings, trainer.w, parts[k], seeds[k], e)
                                for k in range(S)]
                 else:
                     wf = client.scatter(trainer.w, broadcast=True, hash=False)
-                    futs = [client.submit(_ipm_epoch, config, wf, shard_f[k], seeds[k], e,
+                    futs = [client.submit(_ipm_epoch, settings, wf, shard_f[k], seeds[k], e,
                                           pure=False, retries=3,
                                           key=f"depparse-ipm-{token}-{e}-{k}")
                             for k in range(S)]
                     results = client.gather(futs)
                     del futs, wf
                 mistakes = mix(trainer, results)
-                end_epoch(st, mistakes, time.perf_counter() - t0, epochs, dev_max_iter,
-                          checkpoint, label=f" (IPM, {S} shards)", ipm_shards=S)
+                end_epoch(st, mistakes, time.perf_counter() - t0, checkpoint,
+                          label=f" (IPM, {S} shards)", ipm_shards=S)
         finally:
             if client is not None:
                 for f in shard_f:
                     f.cancel()
-    return finish(st, train_sents, labeler_epochs, seed, epochs, t_start, ipm_shards=S)
+    return finish(st, train_sents, t_start, ipm_shards=S)
 
 
 @contextmanager

@@ -33,7 +33,9 @@ from typing import Any
 
 import numpy as np
 
-from .conllu_io import Sentence, read_conllu
+from .conllu import Sentence, read_conllu
+from .errors import EvaluationError
+from .report.schema import validate_report
 
 __all__ = [
     "PUNCT",
@@ -189,7 +191,7 @@ def check_tokenization(gold: Iterable[Sentence], system: Iterable[Sentence]) -> 
 
     Raises
     ------
-    ValueError
+    EvaluationError
         Naming both files and the first difference: the first sentence whose number of
         syntactic words differs, or the first word whose FORM differs (with ``path:line`` in
         both files), or, when all common sentences agree, the different sentence counts and
@@ -200,7 +202,7 @@ def check_tokenization(gold: Iterable[Sentence], system: Iterable[Sentence]) -> 
     names = _gold_system_names(gold, system)
     for i, (g, s) in enumerate(zip(gold, system, strict=False)):
         if g.n != s.n:
-            raise ValueError(
+            raise EvaluationError(
                 f"tokenization differs between {names}: sentence {i + 1} has {g.n} words in "
                 f"gold ({_where(g)}) but {s.n} in system ({_where(s)}); identical tokenization "
                 "is required"
@@ -209,7 +211,7 @@ def check_tokenization(gold: Iterable[Sentence], system: Iterable[Sentence]) -> 
         sf = s.forms
         for m in range(1, g.n + 1):
             if gf[m] != sf[m]:
-                raise ValueError(
+                raise EvaluationError(
                     f"tokenization differs between {names}: sentence {i + 1}, word {m}: gold "
                     f"FORM {gf[m]!r} ({_where(g, m)}) but system FORM {sf[m]!r} "
                     f"({_where(s, m)}); identical tokenization is required"
@@ -218,7 +220,7 @@ def check_tokenization(gold: Iterable[Sentence], system: Iterable[Sentence]) -> 
         k = min(len(gold), len(system))
         extra = gold[k] if len(gold) > k else system[k]
         side = "gold" if len(gold) > k else "system"
-        raise ValueError(
+        raise EvaluationError(
             f"tokenization differs between {names}: gold has {len(gold)} sentences, system has "
             f"{len(system)}; the first sentence without a counterpart is {side} sentence "
             f"{k + 1} ({_where(extra)})"
@@ -246,7 +248,7 @@ def evaluate(gold_sentences: Iterable[Sentence], system_sentences: Iterable[Sent
 
     Raises
     ------
-    ValueError
+    EvaluationError
         If the tokenization differs (see :func:`check_tokenization`), or if a gold word has
         no HEAD.
 
@@ -264,7 +266,7 @@ def evaluate(gold_sentences: Iterable[Sentence], system_sentences: Iterable[Sent
         missing = np.flatnonzero(gh < 0)
         if missing.size:
             m = int(missing[0]) + 1
-            raise ValueError(
+            raise EvaluationError(
                 f"gold file {g.source} has no HEAD for word {m} ({_where(g, m)}); "
                 "gold trees are required for evaluation"
             )
@@ -306,16 +308,16 @@ def evaluate_files(gold_path: str | PathLike[str], system_path: str | PathLike[s
 
     Raises
     ------
-    ValueError
+    EvaluationError
         As :func:`evaluate`, or if the gold file holds no sentence.
-    depparse.conllu_io.ConlluError
+    depparse.conllu.ConlluError
         If a file is malformed.
     OSError
         If a file cannot be read.
     """
     gold = read_conllu(gold_path)
     if not gold:
-        raise ValueError(f"gold file {gold_path} holds no sentence")
+        raise EvaluationError(f"gold file {gold_path} holds no sentence")
     return evaluate(gold, read_conllu(system_path))
 
 
@@ -336,11 +338,9 @@ def certificate_rate(report_dict: Mapping[str, Any]) -> float:
 
     Raises
     ------
-    ValueError
+    ReportError
         If ``report_dict`` is not a valid report (see :func:`depparse.report.validate_report`).
     """
-    from .report import validate_report  # report imports this module: import lazily
-
     validate_report(report_dict)
     sentences = report_dict["sentences"]
     certified = sum(1 for s in sentences if s["certificate"])

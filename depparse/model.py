@@ -3,8 +3,11 @@
 A model is one ``.npz`` file (NumPy's zip of arrays; loaded with ``allow_pickle=False``, so
 it can never execute code) holding:
 
-``meta``      uint8 — UTF-8 JSON: ``{"format": "depparse-model", "version": 1, "config": {...},
-              "vocab": {...}, "info": {...}}``
+``meta``      uint8 — UTF-8 JSON: ``{"format": "depparse-model", "version": 3, "config": {...},
+              "decoding": {...}, "vocab": {...}, "info": {...}}`` (``config``: what the weights
+              mean, :class:`~depparse.config.ModelConfig`; ``decoding``: the decoding
+              defaults, :class:`~depparse.config.DecodeConfig`; files of version 2 and
+              older hold both in ``config``)
 ``weights``   float16 (or float32) — averaged perceptron weights of the parser (hashed,
               ``2**bits``)
 ``pruner``    weights of the arc-factored pruner (``2**pruner_bits``), if any
@@ -24,88 +27,24 @@ from __future__ import annotations
 import json
 import zipfile
 import zlib
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from .sentence import Vocabularies
+from .atomic import atomic_output
+from .config import DecodeConfig, ModelConfig
+from .encoding.vocab import Vocabularies
+from .errors import ModelError
+from .features.labels import LABELER_KIND
+from .features.parts import FEATURE_SET
 
-__all__ = ["ModelConfig", "Model", "ModelError", "FORMAT", "VERSION"]
+__all__ = ["FORMAT", "Model", "VERSION", "atomic_savez"]
 
 FORMAT = "depparse-model"
-VERSION = 2  # 2: sparse weight arrays (see above)
-MODEL_TYPES = ("mst", "sib", "gs")
-
-
-class ModelError(Exception):
-    """A model file cannot be used (missing, corrupt, wrong format or version)."""
-
-
-@dataclass
-class ModelConfig:
-    """Everything that defines a model besides its weights."""
-
-    model: str = "gs"  # mst | sib | gs
-    bits: int = 23  # parser weights: 2**bits
-    pruner_bits: int = 21
-    prune_threshold: float = 1e-5
-    prune_max_heads: int = 20
-    projective: bool = False
-    single_root: bool = True
-    alpha: float = 0.001
-    max_iter: int = 5000
-    min_count: int = 2  # rarer training words count as <UNK>, so unknown words get weights
-    train_over: str = "Z"  # Z (head automata only, Koo et al. Sec. 6) or Y (dual decomposition)
-    # contextual word classes (depparse.encoder): encoder layer (0: none), fine / coarse classes
-    context_layer: int = 0
-    context_classes: int = 1024
-    context_coarse: int = 0  # 0: min(64, context_classes // 16), at least 1
-    loss_aug: float = 1.0  # training: add this to the score of every wrong arc (cost-augmented)
-    update: str = "pa"  # pa (averaged PA-I, Crammer et al. 2006) | perceptron (Collins 2002)
-    pa_c: float = 1.0  # PA-I aggressiveness cap C
-    labeler_bits: int = 20
-    storage: str = "float16"  # dtype of the weights in the file (float16 or float32)
-    # the feature templates the weights belong to (FEATURE_SET of depparse.features) and the
-    # labeler's decoding (LABELER_KIND of depparse.learn.labeler); files written before these
-    # were recorded used feature set 1 and the per-arc labeler
-    feature_set: int = 0  # 0: the current one (filled in by __post_init__)
-    labeler_kind: str = ""  # "": the current one
-    extra: dict = field(default_factory=dict)
-
-    def __post_init__(self):
-        if self.model not in MODEL_TYPES:
-            raise ValueError(f"model must be one of {MODEL_TYPES}, got {self.model!r}")
-        if self.train_over not in ("Z", "Y"):
-            raise ValueError("train_over must be 'Z' or 'Y'")
-        if self.update not in ("perceptron", "pa"):
-            raise ValueError("update must be 'perceptron' or 'pa'")
-        if self.storage not in ("float16", "float32"):
-            raise ValueError("storage must be 'float16' or 'float32'")
-        if not 0.0 <= float(self.prune_threshold) <= 1.0:
-            raise ValueError(f"pruning threshold must be in [0, 1], got {self.prune_threshold}")
-        if int(self.prune_max_heads) != self.prune_max_heads or self.prune_max_heads < 1:
-            raise ValueError(f"max_heads must be an integer >= 1, got {self.prune_max_heads}")
-        if not self.context_coarse:
-            self.context_coarse = min(64, max(1, self.context_classes // 16))
-        self.prune_threshold = float(self.prune_threshold)
-        self.prune_max_heads = int(self.prune_max_heads)
-        from .features import FEATURE_SET
-        from .learn.labeler import LABELER_KIND
-
-        self.feature_set = self.feature_set or FEATURE_SET
-        self.labeler_kind = self.labeler_kind or LABELER_KIND
-
-    @property
-    def order(self) -> int:
-        """0 arcs only, 1 + siblings, 2 + grandparents and grand-siblings."""
-        return MODEL_TYPES.index(self.model)
-
-    @classmethod
-    def from_dict(cls, d: dict) -> ModelConfig:
-        known = {f.name for f in fields(cls)}
-        d = {"feature_set": 1, "labeler_kind": "arc", **d}  # files older than these fields
-        return cls(**{k: v for k, v in d.items() if k in known})
+# 2: sparse weight arrays (see above); 3: the decoding defaults apart from the model's
+# configuration (``meta["decoding"]``)
+VERSION = 3
 
 
 @dataclass
@@ -118,11 +57,13 @@ class Model:
     pruner: np.ndarray | None = None
     labeler: np.ndarray | None = None
     info: dict = field(default_factory=dict)
+    decoding: DecodeConfig = field(default_factory=DecodeConfig)
 
     def save(self, path) -> None:
         """Write the model to ``path`` atomically (temporary file, fsync, rename)."""
-        meta = {"format": FORMAT, "version": VERSION, "config": asdict(self.config),
-                "vocab": self.vocab.to_json(), "info": self.info}
+        meta = {"format": FORMAT, "version": VERSION, "config": self.config.to_dict(),
+                "decoding": self.decoding.to_dict(), "vocab": self.vocab.to_json(),
+                "info": self.info}
         dt = np.dtype(self.config.storage)
         arrays = {"meta": np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8)}
         for name in ("weights", "pruner", "labeler"):
@@ -150,6 +91,7 @@ class Model:
                         f"{path}: model format version {version} is newer than this depparse "
                         f"supports ({VERSION}); upgrade depparse")
                 config = ModelConfig.from_dict(meta["config"])
+                decoding = DecodeConfig.from_dict(meta.get("decoding") or meta["config"])
                 vocab = Vocabularies.from_json(meta["vocab"])
                 if "weights" not in z.files and "weights_mask" not in z.files:
                     raise ModelError(f"{path}: model file has no parser weights")
@@ -163,9 +105,6 @@ class Model:
             # numpy's message for a file that is no zip at all suggests allow_pickle: not ours
             why = e if zipfile.is_zipfile(path) else "not a complete .npz archive"
             raise ModelError(f"{path}: model file is corrupt or truncated ({why})") from None
-        from .features import FEATURE_SET
-        from .learn.labeler import LABELER_KIND
-
         if config.feature_set != FEATURE_SET or (labeler is not None
                                                  and config.labeler_kind != LABELER_KIND):
             raise ModelError(
@@ -176,7 +115,7 @@ class Model:
         if weights.shape != (1 << config.bits,):
             raise ModelError(f"{path}: weights have {weights.shape[0]} entries, expected "
                              f"2**{config.bits}: corrupt model file")
-        return cls(config, vocab, weights, pruner, labeler, meta.get("info", {}))
+        return cls(config, vocab, weights, pruner, labeler, meta.get("info", {}), decoding)
 
 
 def _store(name, a, dt):
@@ -213,7 +152,5 @@ def _load(z, name, path):
 
 def atomic_savez(path, arrays: dict) -> None:
     """``np.savez_compressed`` to ``path`` via a temporary file in the same folder."""
-    from .atomic import atomic_output
-
     with atomic_output(path, "wb") as f:
         np.savez_compressed(f, **arrays)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from depparse.conllu_io import read_conllu
+from depparse.conllu import read_conllu
 
 WORDS = {
     "DET": ["the", "a", "every", "this"],
@@ -76,7 +76,7 @@ def conllu_text(n_sentences, seed=0):
 
 
 def sentences(n_sentences, seed=0, tmp_path=None):
-    """Parsed :class:`~depparse.conllu_io.Sentence` objects of the synthetic grammar."""
+    """Parsed :class:`~depparse.conllu.Sentence` objects of the synthetic grammar."""
     import io
 
     return read_conllu(io.BytesIO(conllu_text(n_sentences, seed).encode()))

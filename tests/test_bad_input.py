@@ -24,7 +24,8 @@ import pytest
 from fixtures_models import long_sentence, run_cli, run_subprocess, syn  # noqa: F401
 
 import depparse
-from depparse.conllu_io import read_conllu, validate_tree
+from depparse.conllu import read_conllu
+from depparse.decode.trees import validate_tree
 
 W = [  # a valid 4-word sentence, one line per word
     "1\tthe\tthe\tDET\t_\t_\t2\tdet\t_\t_",
@@ -72,8 +73,6 @@ PARSE_CASES = [
     ("comments-only", GOOD + "# sent_id = nothing\n# text = \n\n", 7, "no syntactic words"),
     ("conllu-plus-columns", "# global.columns = ID FORM UPOS\n" + "\n".join(W) + "\n\n", 1,
      "columns"),
-    ("empty-file", "", None, "no sentences"),
-    ("only-blank-lines", "\n\n   \n", None, "no sentences"),
 ]
 
 NON_UTF8 = GOOD.encode() + b"# sent_id = bad\n1\tdo\xffg\tdog\tNOUN\t_\t_\t0\troot\t_\t_\n\n"
@@ -115,6 +114,20 @@ def test_parse_rejects(syn, tmp_path, name, text, line, word):  # noqa: F811
     assert os.listdir(tmp_path) == ["in.conllu"], "temporary files left behind"
 
 
+@pytest.mark.parametrize("text", ["", "\n\n   \n"])
+def test_parse_accepts_a_file_without_sentences(syn, tmp_path, text):  # noqa: F811
+    """An empty CoNLL-U file is valid (the UD validator accepts it): empty output, exit 0."""
+    src = tmp_path / "in.conllu"
+    src.write_text(text, encoding="utf-8")
+    out = tmp_path / "out.conllu"
+    rc, stdout, err = run_cli(["parse", src, "--model", syn.model, "-o", out])
+    assert rc == 0, err
+    assert out.read_bytes() == b""
+    assert "parsed 0 sentences, 0 words" in err
+    rc, stdout, err = run_cli(["parse", src, "--model", syn.model])
+    assert rc == 0 and stdout == b"", err
+
+
 def test_parse_rejects_non_utf8(syn, tmp_path):  # noqa: F811
     src = tmp_path / "in.conllu"
     src.write_bytes(NON_UTF8)
@@ -145,8 +158,8 @@ def test_bad_stdin(syn):  # noqa: F811
     rc, stdout, err = run_cli(["parse", "-", "--model", syn.model], stdin=NON_UTF8)
     assert_bad(rc, err, "<stdin>", 8, "UTF-8")
     assert stdout == b""
-    rc, _, err = run_cli(["parse", "-", "--model", syn.model], stdin=b"")
-    assert_bad(rc, err, "<stdin>", None, "no sentences")
+    rc, stdout, err = run_cli(["parse", "-", "--model", syn.model], stdin=b"")
+    assert rc == 0 and stdout == b"" and "parsed 0 sentences" in err, err
 
 
 # ---------------------------------------------------------------------------------------
@@ -214,7 +227,7 @@ def _parse_ok(syn, tmp_path, data: bytes, *extra):  # noqa: F811
     return out.read_bytes(), err
 
 
-@pytest.mark.filterwarnings("ignore::depparse.conllu_io.ConlluWarning")
+@pytest.mark.filterwarnings("ignore::depparse.conllu.ConlluWarning")
 def test_bom_accepted_with_warning(syn, tmp_path):  # noqa: F811
     data, err = _parse_ok(syn, tmp_path, ("\ufeff" + GOOD).encode())
     warn = [x for x in err.splitlines() if x.startswith("depparse: warning:")]

@@ -13,10 +13,10 @@ import json
 import time
 
 import numpy as np
-import pytest
 from fixtures_models import long_sentence, run_cli, syn  # noqa: F401
 
-from depparse.conllu_io import read_conllu, validate_tree
+from depparse.conllu import read_conllu
+from depparse.decode.trees import validate_tree
 
 
 def check_trees(data: bytes, single_root=True):
@@ -159,10 +159,10 @@ def test_time_limit_on_a_250_word_sentence(syn, tmp_path):  # noqa: F811
 
 def test_time_limit_api_returns_a_tree_uncertified(syn):  # noqa: F811
     import depparse
-    from depparse.conllu_io import Sentence
+    from depparse.conllu import read_sentence
 
     p = depparse.load(syn.model)
-    s = Sentence.from_text(long_sentence(250, seed=1))
+    s = read_sentence(long_sentence(250, seed=1))
     (parsed, r), = p.parse([s], time_limit=0.01, max_iter=100000, return_results=True)
     assert validate_tree(parsed, single_root=True) is None
     assert r.timed_out, "expected a 250-word nonsense sentence to need more than 0.01 s"
@@ -171,8 +171,6 @@ def test_time_limit_api_returns_a_tree_uncertified(syn):  # noqa: F811
 
 
 def test_evaluate_and_report_commands(syn, tmp_path):  # noqa: F811
-    pytest.importorskip("depparse.evaluate")
-    pytest.importorskip("depparse.report")
     out, rep = tmp_path / "out.conllu", tmp_path / "rep.json"
     assert run_cli(["parse", syn.test, "--model", syn.model, "-o", out, "--report", rep,
                     "-q"])[0] == 0

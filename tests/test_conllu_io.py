@@ -1,4 +1,4 @@
-"""Tests for depparse.conllu_io: lossless CoNLL-U reading and writing."""
+"""Tests for depparse.conllu: lossless CoNLL-U reading and writing."""
 
 from __future__ import annotations
 
@@ -14,16 +14,17 @@ import pytest
 from conftest import corpora_path
 from conllu.parser import parse_dict_value
 
-from depparse import conllu_io
-from depparse.conllu_io import (
+from depparse.conllu import (
     ConlluError,
     ConlluWarning,
     Sentence,
     iter_conllu,
     read_conllu,
-    validate_tree,
+    read_sentence,
     write_conllu,
 )
+from depparse.conllu import reader as conllu_reader
+from depparse.decode.trees import validate_tree
 
 # ---------------------------------------------------------------------------------------
 # helpers
@@ -339,10 +340,10 @@ def test_invalid_in_place_changes_fail_on_write() -> None:
 
 def test_from_text_and_pickle() -> None:
     block = SMALL[: SMALL.index("\n\n") + 2]
-    s = Sentence.from_text(block)
+    s = read_sentence(block)
     assert s.n == 6 and s.to_text() == block
     with pytest.raises(ConlluError, match="expected one sentence, found 2"):
-        Sentence.from_text(SMALL)
+        read_sentence(SMALL)
     with pytest.raises(TypeError):
         Sentence()
     s.heads[2] = 0
@@ -450,7 +451,7 @@ def test_bom_and_crlf_accepted_with_warning_and_kept(tmp_path: Path) -> None:
 def test_small_read_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
     data = (SMALL * 3).encode("utf-8")
     expected = [s.to_text() for s in _parse(data)]
-    monkeypatch.setattr(conllu_io, "_CHUNK", 7)
+    monkeypatch.setattr(conllu_reader, "_CHUNK", 7)
     assert [s.to_text() for s in _parse(data)] == expected
     assert [s.to_text() for s in read_conllu(io.StringIO(SMALL * 3))] == expected
     bad = data + b"1\tw\xff\tw\tX\t_\t_\t0\tdep\t_\t_\n"
@@ -611,7 +612,7 @@ def test_atomic_write_os_failure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     def boom(*args, **kwargs):
         raise OSError("disk full")
 
-    monkeypatch.setattr(conllu_io.os, fail, boom)
+    monkeypatch.setattr(conllu_reader.os, fail, boom)
     with pytest.raises(OSError, match="disk full"):
         write_conllu(_parse(SMALL), target)
     monkeypatch.undo()

@@ -1,4 +1,4 @@
-"""The NumPy MiniLM encoder and the contextual word classes (depparse/encoder.py)."""
+"""The NumPy MiniLM encoder and the contextual word classes (depparse/encoding/)."""
 
 from __future__ import annotations
 
@@ -9,16 +9,13 @@ import numpy as np
 import pytest
 from fixtures_models import run_cli, syn  # noqa: F401
 
-from depparse.encoder import (
-    ContextClasses,
-    EncoderError,
-    basic_tokens,
-    find_encoder,
-    get_encoder,
-    spherical_kmeans,
-)
-from depparse.features import arc_features
-from depparse.sentence import CLUSTER_SHIFT, Vocabularies
+from depparse.conllu import read_sentence
+from depparse.encoding.context import ContextClasses, spherical_kmeans
+from depparse.encoding.ids import CLUSTER_SHIFT
+from depparse.encoding.minilm import basic_tokens, find_encoder, get_encoder
+from depparse.encoding.vocab import Vocabularies
+from depparse.errors import EncoderError
+from depparse.features.parts import arc_features
 
 
 def _have_encoder():
@@ -46,7 +43,7 @@ def test_basic_tokens_follow_bert_uncased():
 def test_erf_matches_math_erf():
     import math
 
-    from depparse.encoder import _erf
+    from depparse.encoding.minilm import _erf
 
     x = np.linspace(-6, 6, 2001, dtype=np.float32)
     want = np.array([math.erf(float(v)) for v in x])
@@ -83,9 +80,8 @@ def test_context_classes_codes_and_json_round_trip():
 
 def test_context_templates_only_add_features():
     """Without classes the arc features are those of feature set 2; with them, a superset."""
-    from depparse.conllu_io import Sentence
 
-    s = Sentence.from_text("1\tDogs\tdog\tNOUN\tNNS\t_\t2\tnsubj\t_\t_\n"
+    s = read_sentence("1\tDogs\tdog\tNOUN\tNNS\t_\t2\tnsubj\t_\t_\n"
                            "2\tbark\tbark\tVERB\tVBP\t_\t0\troot\t_\t_\n")
     v = Vocabularies.build([s])
     e = v.encode(s)
@@ -169,7 +165,7 @@ def test_cli_trains_and_parses_with_context_classes(syn, tmp_path, monkeypatch):
     assert rc == 0, err
     rc, out, err = run_cli(["parse", syn.test_blank, "--model", model])
     assert rc == 0, err
-    from depparse.conllu_io import read_conllu
+    from depparse.conllu import read_conllu
     from depparse.model import Model
 
     m = Model.load(model)
@@ -180,9 +176,9 @@ def test_cli_trains_and_parses_with_context_classes(syn, tmp_path, monkeypatch):
         assert (s.heads[1:] >= 0).all() and (s.heads[1:] <= s.n).all()
     # without its encoder the model cannot be used: exit 2, a message, no traceback
     monkeypatch.setenv("DEPPARSE_ENCODER", str(tmp_path / "nowhere"))
-    import depparse.encoder
+    import depparse.encoding.minilm
 
-    monkeypatch.setattr(depparse.encoder, "_ENCODERS", {})
+    monkeypatch.setattr(depparse.encoding.minilm, "_ENCODERS", {})
     rc, out, err = run_cli(["parse", syn.test_blank, "--model", model])
     assert rc == 2 and "all-MiniLM-L6-v2" in err and "Traceback" not in err
     assert out == b""
@@ -196,7 +192,7 @@ def test_bad_context_flags_exit_2(syn, tmp_path, flags):  # noqa: F811
 
 
 def test_coarse_groups_default_to_a_sixteenth_of_the_classes():
-    from depparse.model import ModelConfig
+    from depparse.config import ModelConfig
 
     assert ModelConfig(context_layer=2, context_classes=16).context_coarse == 1
     assert ModelConfig(context_layer=3, context_classes=1024).context_coarse == 64

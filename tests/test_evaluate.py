@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from depparse.conllu_io import read_conllu, write_conllu
+from depparse.conllu import read_conllu, write_conllu
 from depparse.evaluate import (
     Scores,
     certificate_rate,

@@ -17,7 +17,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from depparse.conllu_io import ConlluWarning, read_conllu, write_conllu
+from depparse.conllu import ConlluWarning, read_conllu, write_conllu
 
 # any character but TAB, LF, CR and lone surrogates (which UTF-8 cannot encode)
 CHARS = st.characters(blacklist_categories=("Cs",), blacklist_characters="\t\n\r")

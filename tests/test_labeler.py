@@ -8,20 +8,19 @@ import itertools
 import numpy as np
 import pytest
 
-from depparse.conllu_io import read_conllu
-from depparse.learn.labeler import (
+from depparse.conllu import read_conllu
+from depparse.decode.labels import children_of
+from depparse.encoding.ids import START
+from depparse.encoding.vocab import Vocabularies
+from depparse.features.labels import (
     N_SPECIAL,
-    _children,
-    _emissions,
-    _predict,
-    _sentence_bases,
-    _train_step,
-    _trans_feats,
-    _trans_tables,
-    label_arcs,
-    train_labeler,
+    emissions,
+    sentence_bases,
+    trans_features,
+    transition_tables,
 )
-from depparse.sentence import START, Vocabularies
+from depparse.inference.labeling import label_arcs, label_tree
+from depparse.learn.labeler import train_labeler, train_step
 
 
 def _random_tree(rng, n):
@@ -40,7 +39,7 @@ def _brute_force_labels(heads, bases, counts, upos, w, mask, nlabels):
     N = heads.shape[0]
     out = np.zeros(N, dtype=np.int64)
     buf = np.empty(2, dtype=np.int64)
-    ptr, kids = _children(heads)
+    ptr, kids = children_of(heads)
     labels = range(N_SPECIAL, nlabels)
     for h in range(N):
         ch = kids[ptr[h]:ptr[h + 1]]
@@ -48,7 +47,7 @@ def _brute_force_labels(heads, bases, counts, upos, w, mask, nlabels):
             continue
         E = np.empty((len(ch), nlabels))
         for i, c in enumerate(ch):
-            _emissions(bases[c], counts[c], w, mask, nlabels, E[i])
+            emissions(bases[c], counts[c], w, mask, nlabels, E[i])
         best, arg = -np.inf, None
         for seq in itertools.product(labels, repeat=len(ch)):
             t = 0.0
@@ -58,7 +57,7 @@ def _brute_force_labels(heads, bases, counts, upos, w, mask, nlabels):
                 else:
                     yp = seq[i - 1]
                     side = (1 if ch[i - 1] > h else 0) + (1 if c > h else 0)
-                _trans_feats(yp, y, upos[h], side, mask, buf)
+                trans_features(yp, y, upos[h], side, mask, buf)
                 t += E[i, y] + w[buf[0]] + w[buf[1]]
             if t > best:
                 best, arg = t, seq
@@ -86,10 +85,10 @@ def test_viterbi_labels_equal_brute_force(seed):
     # contextual classes on for odd seeds (ROOT code at 0), off (all zeros) for even ones
     cluster = (rng.integers(6, 20, size=N) | (rng.integers(6, 9, size=N) << 20)) * (seed % 2)
     cluster[0] = (1 | 1 << 20) * (seed % 2)
-    bases, counts = _sentence_bases(heads, form, lemma, upos, xpos, suffix, cluster, feat_ptr,
-                                    feat_ids)
-    got = _predict(heads, bases, counts, upos, w, mask, nlabels,
-                   _trans_tables(w, mask, nlabels, int(upos.max()) + 1))
+    bases, counts = sentence_bases(heads, form, lemma, upos, xpos, suffix, cluster, feat_ptr,
+                                   feat_ids)
+    got = label_tree(heads, bases, counts, upos, w, mask, nlabels,
+                     transition_tables(w, mask, nlabels, int(upos.max()) + 1))
     want = _brute_force_labels(heads, bases, counts, upos, w, mask, nlabels)
     assert np.array_equal(got[1:], want[1:])
     assert got[1:].min() >= N_SPECIAL  # never a reserved id
@@ -97,7 +96,7 @@ def test_viterbi_labels_equal_brute_force(seed):
     # "gold" it must find no error and leave the weights alone
     w0 = w.copy()
     acc = np.zeros_like(w)
-    assert _train_step(heads, bases, counts, upos, want, w, acc, 1.0, mask, nlabels) == 0
+    assert train_step(heads, bases, counts, upos, want, w, acc, 1.0, mask, nlabels) == 0
     assert np.array_equal(w, w0)
 
 

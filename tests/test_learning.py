@@ -6,14 +6,22 @@ import numpy as np
 import pytest
 import synthetic
 
-from depparse.conllu_io import Sentence, read_conllu
+from depparse.api import train
+from depparse.config import ModelConfig
+from depparse.conllu import read_conllu, read_sentence
 from depparse.decode.dual import _primal_score
 from depparse.decode.prune import arc_marginals, prune_mask
-from depparse.features import add_structure, arc_features, build_parts, sib_features
-from depparse.learn.perceptron import Trainer, gold_structure, train
-from depparse.model import ModelConfig
-from depparse.parser import Parser
-from depparse.sentence import END, ROOT, START, UNK, Vocabularies
+from depparse.encoding.ids import END, ROOT, START, UNK
+from depparse.encoding.vocab import Vocabularies
+from depparse.features.parts import (
+    arc_features,
+    build_parts,
+    sib_features,
+    structure_features,
+)
+from depparse.inference.parser import Parser
+from depparse.learn.perceptron import Trainer, gold_structure
+from depparse.learn.updates import diff_stats, update
 
 # ---------------------------------------------------------------------------------------
 # features on a hand-checked sentence
@@ -22,7 +30,8 @@ M64 = (1 << 64) - 1
 
 
 def _mix(hv, x):
-    """Python twin of the splitmix64 step in depparse.features (written from its definition)."""
+    """Python twin of the splitmix64 step in depparse.features.hashing (written from its
+    definition)."""
     z = ((int(hv) ^ (int(x) & M64)) * 0x9E3779B97F4A7C15) & M64
     z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
     z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
@@ -49,7 +58,7 @@ HAND = """# text = The old dog barked loudly .
 
 @pytest.fixture(scope="module")
 def hand():
-    s = Sentence.from_text(HAND)
+    s = read_sentence(HAND)
     v = Vocabularies.build([s])
     return s, v, v.encode(s)
 
@@ -64,7 +73,7 @@ def test_encoding_of_hand_sentence(hand):
     assert v.suffix.items[e.suffix[4]] == "ked" and v.prefix.items[e.prefix[4]] == "bar"
     # morphological features in CSR form: word 1 has two, word 5 none
     assert e.feat_ptr[2] - e.feat_ptr[1] == 2 and e.feat_ptr[6] - e.feat_ptr[5] == 0
-    unk = Vocabularies.build([s]).encode(Sentence.from_text(HAND.replace("dog", "wug")))
+    unk = Vocabularies.build([s]).encode(read_sentence(HAND.replace("dog", "wug")))
     assert unk.form[3] == UNK
 
 
@@ -131,8 +140,9 @@ def test_part_scores_equal_feature_dot_products(hand, order):
     score = _primal_score(heads, *pt.arrays(), gpos, order == 2)
     phi = np.zeros(1 << bits)
     mods, gpar = gold_structure(heads)
-    add_structure(*e.arrays(), np.uint64((1 << bits) - 1), order, mods, gpar,
-                  np.ones(N, dtype=bool), phi, np.zeros(1 << bits), 0.0, 1.0)
+    idx = structure_features(*e.arrays(), np.uint64((1 << bits) - 1), order, mods, gpar,
+                             np.ones(N, dtype=bool))
+    update(phi, np.zeros(1 << bits), 0.0, idx, 1.0)
     assert phi @ w == pytest.approx(score, abs=1e-9)
 
 
@@ -166,8 +176,8 @@ def test_prune_mask_keeps_best_tree_and_caps_heads():
 def test_perceptron_learns_synthetic_grammar_exactly(model):
     tr = synthetic.sentences(150, seed=1)
     te = synthetic.sentences(60, seed=2)
-    cfg = ModelConfig(model=model, bits=18, pruner_bits=16)
-    m = train(tr, None, cfg, epochs=6, seed=0, progress=False, pruner_folds=2)
+    m = train(tr, None, model=model, bits=18, pruner_bits=16, epochs=6, seed=0, progress=False,
+              pruner_folds=2)
     p = Parser(m)
     for data in (tr, te):
         res = p.parse_heads(data)
@@ -180,7 +190,7 @@ def test_lazy_average_equals_eager_average():
     tr = synthetic.sentences(40, seed=5)
     cfg = ModelConfig(model="sib", bits=14, pruner_bits=14)
     vocab = Vocabularies.build(tr)
-    trainer = Trainer(cfg, vocab, pruner=None, seed=0)
+    trainer = Trainer(cfg, vocab, pruner=None)
     enc = [vocab.encode(s) for s in tr]
     heads = [np.asarray(s.heads, dtype=np.int64) for s in tr]
     keeps = []
@@ -203,13 +213,10 @@ def test_lazy_average_equals_eager_average():
 
 def test_resume_is_bit_identical(tmp_path):
     tr = synthetic.sentences(60, seed=7)
-    cfg = ModelConfig(model="gs", bits=16, pruner_bits=14)
-    full = train(tr, None, cfg, epochs=3, seed=4, progress=False, pruner_folds=2,
-                 checkpoint=tmp_path / "a.ckpt.npz")
-    train(tr, None, cfg, epochs=1, seed=4, progress=False, pruner_folds=2,
-          checkpoint=tmp_path / "b.ckpt.npz")
-    resumed = train(tr, None, cfg, epochs=3, seed=4, progress=False, pruner_folds=2,
-                    checkpoint=tmp_path / "b.ckpt.npz", resume=True)
+    kw = dict(model="gs", bits=16, pruner_bits=14, seed=4, progress=False, pruner_folds=2)
+    full = train(tr, None, epochs=3, checkpoint=tmp_path / "a.ckpt.npz", **kw)
+    train(tr, None, epochs=1, checkpoint=tmp_path / "b.ckpt.npz", **kw)
+    resumed = train(tr, None, epochs=3, checkpoint=tmp_path / "b.ckpt.npz", resume=True, **kw)
     assert np.array_equal(full.weights, resumed.weights)
     assert np.array_equal(full.pruner, resumed.pruner)
 
@@ -225,8 +232,7 @@ def test_learns_from_real_treebank_slice(corpora_dir):
     """
     tr = read_conllu(corpora_dir / "en_ewt" / "en_ewt-ud-train.conllu")[:300]
     dev = read_conllu(corpora_dir / "en_ewt" / "en_ewt-ud-dev.conllu")[:300]
-    cfg = ModelConfig(model="gs", bits=20, pruner_bits=18)
-    m = train(tr, None, cfg, epochs=4, seed=0, progress=False)
+    m = train(tr, None, model="gs", bits=20, pruner_bits=18, epochs=4, seed=0, progress=False)
     res = Parser(m).parse_heads(dev, max_iter=500)
     words = sum(s.n for s in dev)
     uas = sum(int((r.heads[1:] == np.asarray(s.heads)[1:]).sum())
@@ -242,8 +248,6 @@ def test_learns_from_real_treebank_slice(corpora_dir):
 
 def test_difference_statistics_match_dense_vectors(hand):
     """PA-I needs w . (phi(gold) - phi(pred)) and ||phi(gold) - phi(pred)||^2."""
-    from depparse.features import _diff_stats, structure_features
-
     s, _, e = hand
     bits = 12  # small, so that collisions (repeated indices) occur
     mask = np.uint64((1 << bits) - 1)
@@ -258,7 +262,7 @@ def test_difference_statistics_match_dense_vectors(hand):
     b = structure_features(*e.arrays(), mask, 2, pm, pg, only)
     w = np.random.default_rng(0).normal(size=1 << bits)
     dense = np.bincount(a, minlength=1 << bits) - np.bincount(b, minlength=1 << bits)
-    dot, norm = _diff_stats(w, a, b)
+    dot, norm = diff_stats(w, a, b)
     assert dot == pytest.approx(float(dense @ w))
     assert norm == float(dense @ dense)
     assert norm > 0

@@ -21,8 +21,8 @@ import pytest
 from fixtures_models import run_cli, run_subprocess, syn  # noqa: F401
 
 import depparse
-from depparse.conllu_io import read_conllu, write_conllu
-from depparse.parallel import WorkerDiedError, chunk_bounds, parse_parallel
+from depparse.conllu import read_conllu, write_conllu
+from depparse.inference.parallel import WorkerDiedError, chunk_bounds, parse_parallel
 
 
 def _bytes(sents):
@@ -220,32 +220,35 @@ def _train_data(syn):  # noqa: F811
 
 
 def test_ipm_one_shard_is_the_serial_perceptron(syn):  # noqa: F811
+    from depparse.config import DecodeConfig, ModelConfig, TrainConfig
     from depparse.distributed import train_distributed
     from depparse.learn.perceptron import train
-    from depparse.model import ModelConfig
 
     tr, dv = _train_data(syn)
-    kw = dict(epochs=2, seed=3, labeler_epochs=0, progress=False)
-    m1 = train(tr, None, ModelConfig(model="sib", bits=16), **kw)
-    m2 = train_distributed(tr, None, ModelConfig(model="sib", bits=16), None, shards=1, **kw)
+    cfg = (ModelConfig(model="sib", bits=16), DecodeConfig(),
+           TrainConfig(epochs=2, seed=3, labeler_epochs=0))
+    m1 = train(tr, None, *cfg, progress=False)
+    m2 = train_distributed(tr, None, *cfg, None, shards=1, progress=False)
     assert np.allclose(m1.weights, m2.weights, rtol=1e-6, atol=1e-9)
     assert np.array_equal(m1.pruner, m2.pruner)
 
 
 def test_ipm_on_dask_equals_local_and_resumes(cluster, syn, tmp_path):  # noqa: F811
+    from depparse.config import DecodeConfig, ModelConfig, TrainConfig
     from depparse.distributed import train_distributed
-    from depparse.model import ModelConfig
 
     tr, dv = _train_data(syn)
-    kw = dict(epochs=3, seed=0, labeler_epochs=0, progress=False)
-    m_dask = train_distributed(tr, dv, ModelConfig(model="sib", bits=16), cluster, **kw)
+    cfg = (ModelConfig(model="sib", bits=16), DecodeConfig())
+    three = TrainConfig(epochs=3, seed=0, labeler_epochs=0)
+    two = TrainConfig(epochs=2, seed=0, labeler_epochs=0)
+    m_dask = train_distributed(tr, dv, *cfg, three, cluster, progress=False)
     assert m_dask.info["ipm_shards"] == 2
     assert m_dask.info["history"][-1]["dev_uas"] > 90
     ck = tmp_path / "ck.npz"
-    m_local = train_distributed(tr, dv, ModelConfig(model="sib", bits=16), None, shards=2,
-                                checkpoint=ck, **{**kw, "epochs": 2})
-    m_res = train_distributed(tr, dv, ModelConfig(model="sib", bits=16), None, checkpoint=ck,
-                              resume=True, **kw)
+    m_local = train_distributed(tr, dv, *cfg, two, None, shards=2, checkpoint=ck,
+                                progress=False)
+    m_res = train_distributed(tr, dv, *cfg, three, None, checkpoint=ck, resume=True,
+                              progress=False)
     assert m_local.info["ipm_shards"] == 2
     assert np.array_equal(m_dask.weights, m_res.weights)
 

@@ -10,11 +10,15 @@ import pytest
 import synthetic
 
 import depparse
-from depparse.conllu_io import read_conllu, validate_tree
-from depparse.model import VERSION, Model, ModelConfig, ModelError
-from depparse.parser import Parser
+from depparse.config import DecodeConfig, ModelConfig
+from depparse.conllu import read_conllu
+from depparse.decode.trees import validate_tree
+from depparse.encoding.vocab import Vocabularies
+from depparse.errors import DepparseError, ModelError, NoSpanningTreeError
+from depparse.inference.parser import Parser
+from depparse.model import VERSION, Model
 from depparse.paths import REPO_ROOT, models_dir
-from depparse.sentence import Vocabularies
+from depparse.report import build_report
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +75,7 @@ def test_results_and_report(tiny_model):
     p = depparse.load(tiny_model)
     te = synthetic.sentences(6, seed=15)
     res = p.parse(te, return_results=True)
-    rep = p.make_report([("x.conllu", te)], res, 0.5)
+    rep = build_report(p, [("x.conllu", te)], res, 0.5)
     assert rep["summary"]["sentences"] == 6
     s0 = rep["sentences"][0]
     assert s0["iterations"] == len(s0["dual"]) == len(s0["primal"]) == len(s0["recomputed"])
@@ -82,8 +86,20 @@ def test_results_and_report(tiny_model):
 def test_multi_root_and_max_iter(tiny_model):
     p = depparse.load(tiny_model)
     te = synthetic.sentences(5, seed=16)
-    for s in p.parse(te, single_root=False, max_iter=1):
-        assert validate_tree(s) is None
+    for single in (True, False):
+        for s, r in p.parse(te, single_root=single, max_iter=1, return_results=True):
+            assert validate_tree(s, single_root=single) is None
+            assert r.iterations == 1  # the cap, whether certified or not
+    # the flag reaches the decoder: with only root arcs to choose from, several roots are
+    # the one tree when allowed, and no tree when not
+    enc = p.model.vocab.encode(te[0])
+    N = enc.n + 1
+    root_only = np.zeros((N, N), dtype=bool)
+    root_only[0, 1:] = True
+    r = p.decode(enc, keep=root_only, single_root=False)
+    assert (r.heads[1:] == 0).all() and N - 1 > 1
+    with pytest.raises(NoSpanningTreeError):
+        p.decode(enc, keep=root_only, single_root=True)
 
 
 def test_set_pruning_prunes_harder_and_trees_stay_valid(tiny_model):
@@ -92,8 +108,8 @@ def test_set_pruning_prunes_harder_and_trees_stay_valid(tiny_model):
     enc = [p.model.vocab.encode(s) for s in te]
     default = [p.keep_mask(e) for e in enc]
     p.set_pruning(threshold=1.0, max_heads=1)
-    assert (p.config.prune_threshold, p.config.prune_max_heads) == (1.0, 1)
-    assert p.model.config.prune_threshold == ModelConfig().prune_threshold  # model unchanged
+    assert (p.decoding.prune_threshold, p.decoding.prune_max_heads) == (1.0, 1)
+    assert p.model.decoding.prune_threshold == DecodeConfig().prune_threshold  # model unchanged
     tighter = 0
     for e, k0 in zip(enc, default, strict=True):
         k = p.keep_mask(e)
@@ -105,14 +121,14 @@ def test_set_pruning_prunes_harder_and_trees_stay_valid(tiny_model):
     res = p.parse(te, return_results=True)
     for s, _ in res:
         assert validate_tree(s, single_root=True) is None
-    rep = p.make_report([("x.conllu", te)], res, 0.1)
+    rep = build_report(p, [("x.conllu", te)], res, 0.1)
     assert (rep["model"]["prune_threshold"], rep["model"]["prune_max_heads"]) == (1.0, 1)
     for bad in ({"threshold": 1.5}, {"threshold": -0.1}, {"max_heads": 0},
                 {"max_heads": 2.5}):
         with pytest.raises(ValueError):
             p.set_pruning(**bad)
     mst = Parser(Model(ModelConfig(model="mst"), p.model.vocab, np.zeros(1 << 10)))
-    with pytest.raises(ValueError, match="mst"):
+    with pytest.raises(DepparseError, match="mst"):
         mst.set_pruning(threshold=0.1)
 
 

@@ -36,6 +36,8 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from ..errors import NoSpanningTreeError
+
 __all__ = ["chu_liu_edmonds", "NoSpanningTreeError"]
 
 NEG_INF = -np.inf
@@ -43,10 +45,6 @@ NEG_INF = -np.inf
 # status codes returned by the kernels
 OK = 0
 NO_TREE = 1
-
-
-class NoSpanningTreeError(ValueError):
-    """No spanning tree rooted at 0 exists under the ``-inf`` (forbidden) arcs."""
 
 
 @nb.njit(cache=True)

@@ -18,31 +18,36 @@ Training is deterministic for a given seed (epoch ``e`` visits the examples in t
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from ..conllu_io import validate_tree
+from ..config import DecodeConfig, ModelConfig, TrainConfig
 from ..decode.automata import decode_z
-from ..features import _diff_stats, _update, build_parts, structure_features
-from ..model import Model, ModelConfig, atomic_savez
-from ..parser import Parser, tree_decoder
-from ..sentence import Vocabularies
+from ..decode.dual import dual_decompose
+from ..encoding.context import ContextClasses
+from ..encoding.minilm import word_vectors
+from ..encoding.vocab import Vocabularies
+from ..errors import CheckpointError
+from ..features.parts import build_parts, structure_features
+from ..inference.parser import Parser, tree_decoder
+from ..inference.pruning import candidate_arcs
+from ..model import Model, atomic_savez
+from .data import check_training_sentences
+from .labeler import train_labeler
 from .pruner import train_pruner
+from .updates import diff_stats, update
 
-__all__ = ["TrainingDataError", "Trainer", "gold_structure", "train"]
+__all__ = ["Trainer", "gold_structure", "train"]
 
 log = logging.getLogger(__name__)
 
-CKPT_VERSION = 1
-
-
-class TrainingDataError(ValueError):
-    """Training data that cannot be learned from (no gold tree); names file and line."""
+CKPT_VERSION = 2  # 2: decoding and training settings apart from the model's configuration
 
 
 def gold_structure(heads):
@@ -53,24 +58,18 @@ def gold_structure(heads):
     return mods, heads.astype(np.int64)
 
 
-def check_training_sentences(sentences, what="training"):
-    """Raise :class:`TrainingDataError` for a sentence without a valid gold tree."""
-    for s in sentences:
-        if not s.has_gold_heads:
-            raise TrainingDataError(f"{s.source}:{s.line_no}: {what} sentence has no gold HEAD")
-        msg = validate_tree(s)
-        if msg:
-            raise TrainingDataError(f"{s.source}:{s.line_no}: {what} sentence: {msg}")
-
-
 class Trainer:
     """State of a perceptron training run (see the module docstring)."""
 
-    def __init__(self, config: ModelConfig, vocab: Vocabularies, pruner=None, seed=0):
+    def __init__(self, config: ModelConfig, vocab: Vocabularies, pruner=None,
+                 decoding: DecodeConfig | None = None, training: TrainConfig | None = None):
         self.config = config
+        self.decoding = decoding or DecodeConfig()
+        self.training = training or TrainConfig()
         self.vocab = vocab
         self.pruner = pruner
-        self.seed = int(seed)
+        self.seed = self.training.seed
+        self.ipm_shards = None  # iterative parameter mixing (depparse.distributed): shards
         D = 1 << config.bits
         self.w = np.zeros(D)
         self.acc = np.zeros(D)
@@ -87,32 +86,31 @@ class Trainer:
 
     def model(self, averaged=True, info=None) -> Model:
         w = self.averaged() if averaged else self.w.copy()
-        return Model(self.config, self.vocab, w, self.pruner, None, info or {})
+        return Model(self.config, self.vocab, w, self.pruner, None, info or {}, self.decoding)
 
     # -- one example -----------------------------------------------------------------------
     def step(self, enc, heads, keep):
         """Decode one example with the current weights and update on a mistake."""
-        cfg = self.config
+        cfg, dec, tr = self.config, self.decoding, self.training
         order = cfg.order
         mask = np.uint64((1 << cfg.bits) - 1)
         gmods, gpar = gold_structure(heads)
         parts = build_parts(enc, keep, self.w, cfg.bits, order)
-        if cfg.loss_aug > 0:
+        if tr.loss_aug > 0:
             # cost-augmented decoding: every wrong arc looks better by loss_aug, so the update
             # happens until the gold tree wins by a margin (Hamming loss)
             good = np.isfinite(parts.arc)
-            parts.arc[good] += cfg.loss_aug
-            parts.arc[heads[1:], np.arange(1, enc.n + 1)] -= cfg.loss_aug
+            parts.arc[good] += tr.loss_aug
+            parts.arc[heads[1:], np.arange(1, enc.n + 1)] -= tr.loss_aug
         if order == 0:
-            pheads = tree_decoder(cfg.projective)(parts.arc, single_root=cfg.single_root)
+            pheads = tree_decoder(dec.projective)(parts.arc, single_root=dec.single_root)
             pmods, ppar = gold_structure(pheads)
-        elif cfg.train_over == "Y":
-            from ..decode.dual import dual_decompose
-            r = dual_decompose(parts, alpha=cfg.alpha, max_iter=cfg.max_iter,
-                               single_root=cfg.single_root, projective=cfg.projective)
+        elif tr.train_over == "Y":
+            r = dual_decompose(parts, alpha=dec.alpha, max_iter=dec.max_iter,
+                               single_root=dec.single_root, projective=dec.projective)
             pmods, ppar = gold_structure(r.heads)
         else:
-            pmods, ppar = decode_z(*parts.arrays(), cfg.single_root)
+            pmods, ppar = decode_z(*parts.arrays(), dec.single_root)
         diff = (pmods != gmods).any(axis=1)
         if order == 2:
             diff[1:] |= ppar[1:] != gpar[1:]
@@ -121,16 +119,16 @@ class Trainer:
             scale = 1.0
             gidx = structure_features(*a, mask, order, gmods, gpar, diff)
             pidx = structure_features(*a, mask, order, pmods, ppar, diff)
-            if cfg.update == "pa":
+            if tr.update == "pa":
                 # PA-I: the smallest step that makes gold beat the prediction by its loss
-                dot, norm = _diff_stats(self.w, gidx, pidx)
+                dot, norm = diff_stats(self.w, gidx, pidx)
                 loss = float((pmods != gmods).sum())
                 if order == 2:
                     loss += float((ppar[1:] != gpar[1:]).sum())
-                scale = min(cfg.pa_c, max(0.0, loss - dot) / max(norm, 1e-12))
+                scale = min(tr.pa_c, max(0.0, loss - dot) / max(norm, 1e-12))
             if scale > 0:
-                _update(self.w, self.acc, self.c, gidx, scale)
-                _update(self.w, self.acc, self.c, pidx, -scale)
+                update(self.w, self.acc, self.c, gidx, scale)
+                update(self.w, self.acc, self.c, pidx, -scale)
         self.c += 1.0
         return bool(diff.any())
 
@@ -149,7 +147,8 @@ class Trainer:
     # -- checkpoints -----------------------------------------------------------------------
     def save_checkpoint(self, path):
         meta = {"ckpt_version": CKPT_VERSION, "epoch": self.epoch, "c": self.c,
-                "seed": self.seed, "config": asdict(self.config),
+                "config": self.config.to_dict(), "decoding": self.decoding.to_dict(),
+                "training": self.training.to_dict(), "ipm_shards": self.ipm_shards,
                 "vocab": self.vocab.to_json(), "history": self.history}
         arrays = {"meta": np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
                   "w": self.w, "acc": self.acc}
@@ -159,18 +158,31 @@ class Trainer:
 
     @classmethod
     def load_checkpoint(cls, path) -> Trainer:
-        with np.load(path, allow_pickle=False) as z:
-            meta = json.loads(z["meta"].tobytes().decode())
-            if meta.get("ckpt_version") != CKPT_VERSION:
-                raise ValueError(f"{path}: unsupported checkpoint version")
-            cfg = ModelConfig.from_dict(meta["config"])
-            t = cls(cfg, Vocabularies.from_json(meta["vocab"]),
-                    z["pruner"] if "pruner" in z.files else None, meta["seed"])
-            t.w = z["w"].copy()
-            t.acc = z["acc"].copy()
+        """Read a checkpoint; raises :class:`~depparse.errors.CheckpointError` when it cannot
+        be resumed from (missing, corrupt, written by another version)."""
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                meta = json.loads(z["meta"].tobytes().decode())
+                if meta.get("ckpt_version") != CKPT_VERSION:
+                    raise CheckpointError(
+                        f"{path}: checkpoint version {meta.get('ckpt_version')}, this depparse "
+                        f"writes {CKPT_VERSION}: delete it to start over")
+                t = cls(ModelConfig.from_dict(meta["config"]),
+                        Vocabularies.from_json(meta["vocab"]),
+                        z["pruner"] if "pruner" in z.files else None,
+                        DecodeConfig.from_dict(meta["decoding"]),
+                        TrainConfig.from_dict(meta["training"]))
+                t.w = z["w"].copy()
+                t.acc = z["acc"].copy()
+        except CheckpointError:
+            raise
+        except Exception as e:  # noqa: BLE001 - whatever is wrong, it cannot be resumed from
+            raise CheckpointError(f"{path}: cannot resume from this checkpoint "
+                                  f"({type(e).__name__}: {e}); delete it to start over") from None
         t.c = float(meta["c"])
         t.epoch = int(meta["epoch"])
         t.history = list(meta["history"])
+        t.ipm_shards = meta.get("ipm_shards")
         return t
 
 
@@ -186,7 +198,7 @@ def _keep_masks(parser, encoded, heads=None):
     return out
 
 
-def _jackknife_keep_masks(config, encoded, heads, folds, pruner_epochs, seed):
+def _jackknife_keep_masks(config, decoding, encoded, heads, folds, pruner_epochs, seed):
     """Kept arcs of the training sentences, each pruned by a pruner that did not see it.
 
     A pruner trained on all of the training data is far more confident on it than on new
@@ -202,10 +214,10 @@ def _jackknife_keep_masks(config, encoded, heads, folds, pruner_epochs, seed):
         tr = [i for i in range(len(encoded)) if fold_of[i] != f]
         pw = train_pruner([encoded[i] for i in tr], [heads[i] for i in tr],
                           bits=config.pruner_bits, epochs=pruner_epochs, seed=seed + 1 + f)
-        idx = np.flatnonzero(fold_of == f)
-        masks = _keep_masks(Parser(Model(config, None, np.zeros(1), pw)),
-                            [encoded[i] for i in idx], [heads[i] for i in idx])
-        for i, k in zip(idx, masks, strict=True):
+        for i in np.flatnonzero(fold_of == f):
+            k = candidate_arcs(encoded[i], pw, config.pruner_bits, decoding.prune_threshold,
+                               decoding.prune_max_heads, decoding.single_root)
+            k[heads[i][1:], np.arange(1, encoded[i].n + 1)] = True
             keep[i] = k
     return keep
 
@@ -224,53 +236,48 @@ def evaluate_heads(parser, dev, weights, max_iter=None):
             "sec_per_sent": (time.perf_counter() - t0) / n}
 
 
-def train(train_sents, dev_sents=None, config: ModelConfig | None = None, epochs=10, seed=0,
-          checkpoint=None, resume=False, progress=True, dev_max_iter=None,
-          pruner_epochs=1, pruner_folds=4, labeler_epochs=8) -> Model:
+def train(train_sents, dev_sents=None, config: ModelConfig | None = None,
+          decoding: DecodeConfig | None = None, training: TrainConfig | None = None, *,
+          checkpoint=None, resume=False, progress=True) -> Model:
     """Train a model on gold-annotated sentences.
 
     Parameters
     ----------
-    train_sents, dev_sents : list of :class:`~depparse.conllu_io.Sentence`
+    train_sents, dev_sents : list of :class:`~depparse.conllu.Sentence`
     config : ModelConfig
-    epochs : int
-        Perceptron epochs (total, counting epochs done before a resume).
-    seed : int
+        What the weights mean (model kind, hash sizes ...).
+    decoding : DecodeConfig
+        How to decode (the model keeps them as its defaults; ``train_over="Y"`` and the dev
+        evaluation decode with them).
+    training : TrainConfig
+        Epochs (total, counting epochs done before a resume), seed, update rule, labeler
+        and pruner epochs, dev iteration cap.
     checkpoint : path, optional
         Written atomically after every epoch.
     resume : bool
-        Continue from ``checkpoint`` when it exists.
+        Continue from ``checkpoint`` when it exists (its settings win).
     progress : bool
         Show a progress bar (tqdm, on stderr).
-    dev_max_iter : int, optional
-        Iteration cap for the per-epoch dev evaluation (default: the model's).
-    pruner_epochs : int
-        Epochs of the pruner's training.
-    pruner_folds : int
-        Jackknife folds for pruning the training data (0 or 1: prune it with the final
-        pruner).
-    labeler_epochs : int
-        Epochs of the DEPREL labeler (:mod:`depparse.learn.labeler`); 0 trains none.
 
     Returns
     -------
     Model
-        With averaged weights; ``info`` holds the per-epoch history and timings.
+        With averaged weights; ``info`` holds the per-epoch history, timings and settings.
     """
     from tqdm import tqdm
 
     t_start = time.perf_counter()
-    st = prepare(train_sents, dev_sents, config, seed, checkpoint, resume, pruner_epochs,
-                 pruner_folds)
+    st = prepare(train_sents, dev_sents, config, decoding, training, checkpoint, resume)
     trainer, data = st.trainer, st.data
+    epochs = trainer.training.epochs
     while trainer.epoch < epochs:
         t0 = time.perf_counter()
         bar = tqdm(total=len(data), desc=f"epoch {trainer.epoch + 1}/{epochs}", unit="sent",
                    disable=not progress, leave=False, mininterval=1.0)
         mistakes = trainer.run_epoch(data, progress=lambda j, n, bar=bar: bar.update(1))
         bar.close()
-        end_epoch(st, mistakes, time.perf_counter() - t0, epochs, dev_max_iter, checkpoint)
-    return finish(st, train_sents, labeler_epochs, seed, epochs, t_start)
+        end_epoch(st, mistakes, time.perf_counter() - t0, checkpoint)
+    return finish(st, train_sents, t_start)
 
 
 @dataclass
@@ -289,9 +296,7 @@ class Setup:
 
 def _context_classes(vocab, sentences, config, seed):
     """Cluster the encoder vectors of the training words into the vocabulary's contextual
-    classes (:mod:`depparse.encoder`); returns the per-sentence vectors."""
-    from ..encoder import ContextClasses, word_vectors
-
+    classes (:mod:`depparse.encoding.context`); returns the per-sentence vectors."""
     t0 = time.perf_counter()
     vectors = [word_vectors(config.context_layer, s.forms[1:]) for s in sentences]
     vocab.context = ContextClasses.train(np.concatenate(vectors), config.context_layer,
@@ -301,23 +306,28 @@ def _context_classes(vocab, sentences, config, seed):
     return vectors
 
 
-def prepare(train_sents, dev_sents, config, seed, checkpoint, resume, pruner_epochs,
-            pruner_folds) -> Setup:
+def prepare(train_sents, dev_sents, config=None, decoding=None, training=None, checkpoint=None,
+            resume=False) -> Setup:
     """Check the data, build (or resume) the trainer, train the pruner, prune every sentence.
 
     Shared by :func:`train` and the Dask trainer (:mod:`depparse.distributed`).
     """
     config = config or ModelConfig()
-    check_training_sentences(train_sents)
-    if dev_sents:
-        check_training_sentences(dev_sents, "dev")
+    decoding = decoding or DecodeConfig()
+    training = training or TrainConfig()
     trainer = None
     if resume and checkpoint and Path(checkpoint).exists():
         trainer = Trainer.load_checkpoint(checkpoint)
         log.info("resuming from %s after epoch %d", checkpoint, trainer.epoch)
-        config = trainer.config
+        # the checkpoint's settings, but the number of epochs asked for now
+        trainer.training = dataclasses.replace(trainer.training, epochs=training.epochs)
+        config, decoding, training = trainer.config, trainer.decoding, trainer.training
         vocab = trainer.vocab
-    else:
+    check_training_sentences(train_sents, "training", decoding.single_root)
+    if dev_sents:
+        check_training_sentences(dev_sents, "dev", decoding.single_root)
+    seed = training.seed
+    if trainer is None:
         vocab = Vocabularies.build(train_sents, config.min_count)
     vectors = [None] * len(train_sents)
     if config.context_layer and vocab.context is None:
@@ -329,14 +339,14 @@ def prepare(train_sents, dev_sents, config, seed, checkpoint, resume, pruner_epo
         pruner = None
         if config.order > 0:
             t0 = time.perf_counter()
-            pruner = train_pruner(encoded, heads, bits=config.pruner_bits, epochs=pruner_epochs,
-                                  seed=seed)
+            pruner = train_pruner(encoded, heads, bits=config.pruner_bits,
+                                  epochs=training.pruner_epochs, seed=seed)
             t_prune = time.perf_counter() - t0
             log.info("pruner trained in %.1f s", t_prune)
-        trainer = Trainer(config, vocab, pruner, seed)
+        trainer = Trainer(config, vocab, pruner, decoding, training)
     parser = Parser(trainer.model(averaged=False))
-    train_keep = _jackknife_keep_masks(config, encoded, heads, pruner_folds, pruner_epochs,
-                                       seed) if config.order > 0 else None
+    train_keep = _jackknife_keep_masks(config, decoding, encoded, heads, training.pruner_folds,
+                                       training.pruner_epochs, seed) if config.order > 0 else None
     if train_keep is None:
         train_keep = _keep_masks(parser, encoded, heads)
     data = list(zip(encoded, heads, train_keep, strict=True))
@@ -358,16 +368,17 @@ def prepare(train_sents, dev_sents, config, seed, checkpoint, resume, pruner_epo
                  sum(e.n for e in encoded))
 
 
-def end_epoch(st: Setup, mistakes, seconds, epochs, dev_max_iter, checkpoint, label="",
-              **extra):
+def end_epoch(st: Setup, mistakes, seconds, checkpoint, label="", **extra):
     """Record an epoch (dev UAS and certificates when there is dev data), log, checkpoint."""
     trainer = st.trainer
+    epochs = trainer.training.epochs
     n = len(st.data)
     rec = {"epoch": trainer.epoch, "mistakes": mistakes, "train_seconds": seconds,
            "sent_per_sec": n / seconds, "words_per_sec": st.nwords / seconds, **extra}
     if st.dev is not None:
         rec.update({"dev_" + k: v for k, v in
-                    evaluate_heads(st.parser, st.dev, trainer.averaged(), dev_max_iter).items()})
+                    evaluate_heads(st.parser, st.dev, trainer.averaged(),
+                                   trainer.training.dev_max_iter).items()})
     trainer.history.append(rec)
     msg = (f"epoch {trainer.epoch}/{epochs}{label}: {n / seconds:.0f} sent/s, "
            f"{mistakes} mistakes")
@@ -378,23 +389,22 @@ def end_epoch(st: Setup, mistakes, seconds, epochs, dev_max_iter, checkpoint, la
         trainer.save_checkpoint(checkpoint)
 
 
-def finish(st: Setup, train_sents, labeler_epochs, seed, epochs, t_start, **extra) -> Model:
+def finish(st: Setup, train_sents, t_start, **extra) -> Model:
     """Train the labeler and return the model with averaged weights and training info."""
     labeler = None
     t_lab = 0.0
-    if labeler_epochs > 0:
-        from .labeler import train_labeler
-
+    tr = st.trainer.training
+    if tr.labeler_epochs > 0:
         t0 = time.perf_counter()
         labeler = train_labeler(st.encoded, st.heads, [s.rels for s in train_sents],
                                 st.trainer.vocab, bits=st.trainer.config.labeler_bits,
-                                epochs=labeler_epochs, seed=seed)
+                                epochs=tr.labeler_epochs, seed=tr.seed)
         t_lab = time.perf_counter() - t0
         log.info("labeler trained in %.1f s", t_lab)
     info = {"history": st.trainer.history, "train_sentences": len(st.data),
             "train_words": st.nwords, "pruner_seconds": st.t_prune, "labeler_seconds": t_lab,
-            "seed": seed, "epochs": epochs, "total_seconds": time.perf_counter() - t_start,
-            **extra}
+            "training": tr.to_dict(), "seed": tr.seed, "epochs": tr.epochs,
+            "total_seconds": time.perf_counter() - t_start, **extra}
     model = st.trainer.model(averaged=True, info=info)
     model.labeler = labeler
     return model

@@ -1,8 +1,9 @@
 """Training of the arc-factored log-linear pruner (conditional likelihood, AdaGrad).
 
-The model scores arcs with the arc features of :mod:`depparse.features` and its own hashed
-weight vector; its marginals (matrix-tree theorem, :mod:`depparse.decode.prune`) decide which
-arcs the higher-order models see (Koo et al. 2010, Sec. 7; Koo et al. 2007).  The gradient of
+The model scores arcs with the arc features of :mod:`depparse.features.parts` and its own
+hashed weight vector; its marginals (matrix-tree theorem, :mod:`depparse.decode.prune`) decide
+which arcs the higher-order models see (:mod:`depparse.inference.pruning`; Koo et al. 2010,
+Sec. 7; Koo et al. 2007).  The gradient of
 ``log p(y | x)`` is ``sum_{(h,m) in y} phi(h, m) - sum_{(h,m)} mu(h, m) phi(h, m)``.
 """
 
@@ -15,30 +16,11 @@ import numba as nb
 import numpy as np
 
 from ..decode.prune import arc_marginals
-from ..features import MAX_FEATS, arc_features
+from ..features.parts import MAX_FEATS, arc_features, score_all_arcs
 
-__all__ = ["score_all_arcs", "train_pruner"]
+__all__ = ["train_pruner"]
 
 log = logging.getLogger(__name__)
-
-
-@nb.njit(cache=True)
-def score_all_arcs(form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr, feat_ids, w, mask):
-    """Arc scores ``s[h, m] = w . phi(h, m)`` for every arc (``-inf`` on the diagonal/column 0)."""
-    N = form.shape[0]
-    s = np.full((N, N), -np.inf)
-    buf = np.empty(MAX_FEATS, dtype=np.int64)
-    for h in range(N):
-        for m in range(1, N):
-            if m == h:
-                continue
-            k = arc_features(h, m, form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr,
-                             feat_ids, mask, buf)
-            t = 0.0
-            for i in range(k):
-                t += w[buf[i]]
-            s[h, m] = t
-    return s
 
 
 @nb.njit(cache=True)
@@ -68,7 +50,7 @@ def train_pruner(encoded, gold_heads, bits=22, epochs=1, lr=0.1, seed=0, progres
 
     Parameters
     ----------
-    encoded : list of :class:`depparse.sentence.Encoded`
+    encoded : list of :class:`depparse.encoding.Encoded`
     gold_heads : list of (n+1,) int64
     bits : int
         The weight vector has ``2**bits`` entries.
@@ -95,7 +77,7 @@ def train_pruner(encoded, gold_heads, bits=22, epochs=1, lr=0.1, seed=0, progres
             e = encoded[i]
             if e.n == 0:
                 continue
-            s = score_all_arcs(*e.arrays(), w, mask)
+            s = score_all_arcs(e, w, bits)
             mu = arc_marginals(s)
             hd = gold_heads[i]
             ll += float(np.log(np.maximum(mu[hd[1:], np.arange(1, e.n + 1)], 1e-300)).sum())

@@ -13,8 +13,8 @@ use.  Properties:
   elsewhere they load both from disk / the pickled parser.
 * **Small messages.**  With ``fork`` the workers inherit the sentence list too and receive
   only ``(start, stop)`` index ranges; they send back heads, relations and the
-  :class:`~depparse.parser.ParseResult` of each sentence, and the parent rebuilds the
-  parsed sentences with :meth:`~depparse.conllu_io.Sentence.with_parse`.
+  :class:`~depparse.inference.parser.ParseResult` of each sentence, and the parent rebuilds the
+  parsed sentences with :meth:`~depparse.conllu.Sentence.with_parse`.
 * **Clean failures.**  An exception raised while parsing a sentence is re-raised in the
   parent as the same exception type (the worker's traceback is chained as its cause); a
   worker that dies (killed, out of memory, segfault) raises :class:`WorkerDiedError`; on
@@ -29,6 +29,8 @@ import os
 import signal
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+
+from ..conllu import read_sentence
 
 __all__ = ["WorkerDiedError", "chunk_bounds", "parse_parallel", "warmup"]
 
@@ -47,9 +49,7 @@ class WorkerDiedError(RuntimeError):
 
 def warmup(parser, **kw):
     """Parse a 3-word sentence: loads (or compiles and caches) every kernel ``parser`` uses."""
-    from .conllu_io import Sentence
-
-    parser.parse_one(Sentence.from_text(_WARMUP, "<warmup>"), **kw)
+    parser.parse_one(read_sentence(_WARMUP, "<warmup>"), **kw)
 
 
 def chunk_bounds(n, jobs, chunk_size=None):
@@ -94,12 +94,12 @@ def parse_parallel(parser, sentences, jobs, kw, chunk_size=None, start_method=No
 
     Parameters
     ----------
-    parser : depparse.parser.Parser
+    parser : depparse.inference.parser.Parser
     sentences : list of Sentence
     jobs : int
         Worker processes (at least 1; the parent only distributes work and collects).
     kw : dict
-        Keywords of :meth:`~depparse.parser.Parser.parse_one` (``max_iter``,
+        Keywords of :meth:`~depparse.inference.parser.Parser.parse_one` (``max_iter``,
         ``single_root``, ``time_limit``, ``trace``).
     chunk_size : int, optional
         Sentences per task (default: about 8 tasks per worker, at most 32 sentences each).

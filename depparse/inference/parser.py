@@ -1,25 +1,32 @@
-"""The parsing pipeline: encode -> prune -> score parts -> decode (-> label).
+"""The parsing pipeline: encode -> prune -> score parts -> decode -> label.
 
 ``mst`` models decode with Chu-Liu-Edmonds (or Eisner when projective) over all arcs; ``sib``
-and ``gs`` models prune with the matrix-tree marginals of their arc-factored pruner and decode
-with dual decomposition (Koo et al. 2010, Fig. 1 / Fig. 2).
+and ``gs`` models prune with the matrix-tree marginals of their arc-factored pruner
+(:mod:`.pruning`) and decode with dual decomposition (Koo et al. 2010, Fig. 1 / Fig. 2);
+labels come from the model's labeler (:mod:`.labeling`).  The decoding settings are the
+model's (:class:`~depparse.config.DecodeConfig`), overridden per call or by
+:meth:`Parser.set_pruning`.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import io
 import time
 from dataclasses import dataclass
 
 import numpy as np
 
-from .decode.dual import dual_decompose
-from .decode.eisner import eisner
-from .decode.mst import chu_liu_edmonds
-from .decode.prune import arc_marginals, prune_mask
-from .features import build_parts
-from .learn.pruner import score_all_arcs
-from .model import Model
+from ..conllu import read_conllu, write_conllu
+from ..decode.dual import dual_decompose
+from ..decode.eisner import eisner
+from ..decode.mst import chu_liu_edmonds
+from ..errors import UsageError
+from ..features.parts import build_parts
+from ..model import Model
+from .labeling import Labeler
+from .parallel import parse_parallel
+from .pruning import candidate_arcs
 
 __all__ = ["ParseResult", "Parser", "tree_decoder"]
 
@@ -52,6 +59,7 @@ class Parser:
         self.model = model
         self.path = None if path is None else str(path)
         self.config = model.config
+        self.decoding = model.decoding
         self.order = model.config.order
         self.w = np.ascontiguousarray(model.weights, dtype=np.float64)
         self.pw = (None if model.pruner is None
@@ -60,8 +68,6 @@ class Parser:
             model.vocab.context.encoder  # noqa: B018 - load it now: a missing encoder fails here
         self.labeler = None
         if model.labeler is not None:
-            from .learn.labeler import Labeler
-
             self.labeler = Labeler(model.vocab, model.labeler, model.config.labeler_bits)
 
     # -- pruning ---------------------------------------------------------------------------
@@ -75,31 +81,34 @@ class Parser:
 
         Raises
         ------
-        ValueError
-            For a threshold outside ``[0, 1]``, ``max_heads < 1``, or an ``mst`` model (it
-            does not prune).
+        ConfigError
+            For a threshold outside ``[0, 1]`` or ``max_heads < 1``.
+        UsageError
+            For an ``mst`` model (it does not prune).
         """
         changes = {k: v for k, v in (("prune_threshold", threshold),
                                      ("prune_max_heads", max_heads)) if v is not None}
         if not changes:
             return
         if self.order == 0:
-            raise ValueError("this is an mst model: it scores all arcs and does not prune")
-        self.config = dataclasses.replace(self.config, **changes)  # validates the values
+            raise UsageError("this is an mst model: it scores all arcs and does not prune")
+        self.decoding = dataclasses.replace(self.decoding, **changes)  # validates the values
 
     def keep_mask(self, enc, single_root=None):
         """Arcs the decoder may use: all for ``mst`` models, else the pruner's kept arcs."""
-        N = enc.n + 1
-        single = self.config.single_root if single_root is None else single_root
-        if self.order == 0 or self.pw is None:
-            keep = np.ones((N, N), dtype=bool)
-            keep[:, 0] = False
-            np.fill_diagonal(keep, False)
-            return keep
-        cfg = self.config
-        s = score_all_arcs(*enc.arrays(), self.pw, np.uint64((1 << cfg.pruner_bits) - 1))
-        mu = arc_marginals(s)
-        return prune_mask(s, mu, cfg.prune_threshold, cfg.prune_max_heads, single)
+        d = self.decoding
+        single = d.single_root if single_root is None else single_root
+        pw = self.pw if self.order > 0 else None
+        return candidate_arcs(enc, pw, self.config.pruner_bits, d.prune_threshold,
+                              d.prune_max_heads, single)
+
+    def part_table(self, enc, keep=None, weights=None):
+        """The scored parts (:class:`~depparse.decode.parts.PartTable`) of an encoded sentence
+        over its candidate arcs (``keep``, computed by :meth:`keep_mask` when not given)."""
+        if keep is None:
+            keep = self.keep_mask(enc)
+        w = self.w if weights is None else weights
+        return build_parts(enc, keep, w, self.config.bits, self.order)
 
     # -- decoding --------------------------------------------------------------------------
     def decode(self, enc, keep=None, max_iter=None, single_root=None, weights=None,
@@ -108,7 +117,7 @@ class Parser:
 
         Parameters
         ----------
-        enc : depparse.sentence.Encoded
+        enc : depparse.encoding.Encoded
         keep : (N, N) bool, optional
             Kept arcs (computed by :meth:`keep_mask` when not given).
         max_iter : int, optional
@@ -122,20 +131,21 @@ class Parser:
         time_limit : float, optional
             Anytime decoding: seconds for dual decomposition; then the best tree so far.
         """
-        cfg = self.config
+        d = self.decoding
         t0 = time.perf_counter()
-        single = cfg.single_root if single_root is None else bool(single_root)
-        K = cfg.max_iter if max_iter is None else int(max_iter)
-        w = self.w if weights is None else weights
+        single = d.single_root if single_root is None else bool(single_root)
+        K = d.max_iter if max_iter is None else int(max_iter)
+        if time_limit is None:
+            time_limit = d.time_limit
         if keep is None:
             keep = self.keep_mask(enc, single)
-        parts = build_parts(enc, keep, w, cfg.bits, self.order)
+        parts = self.part_table(enc, keep, weights)
         if self.order == 0:
-            heads = tree_decoder(cfg.projective)(parts.arc, single_root=single)
+            heads = tree_decoder(d.projective)(parts.arc, single_root=single)
             return ParseResult(heads, True, 1, time.perf_counter() - t0,
                                kept_arcs=int(keep.sum()))
-        r = dual_decompose(parts, alpha=cfg.alpha, max_iter=K, single_root=single,
-                           projective=cfg.projective, time_limit=time_limit)
+        r = dual_decompose(parts, alpha=d.alpha, max_iter=K, single_root=single,
+                           projective=d.projective, time_limit=time_limit)
         res = ParseResult(r.heads, r.certificate, r.iterations, time.perf_counter() - t0,
                           kept_arcs=int(keep.sum()), timed_out=r.timed_out)
         if trace:
@@ -144,7 +154,7 @@ class Parser:
         return res
 
     def parse_heads(self, sentences, **kwargs):
-        """Decode a list of :class:`~depparse.conllu_io.Sentence`; returns ParseResults."""
+        """Decode a list of :class:`~depparse.conllu.Sentence`; returns ParseResults."""
         enc = self.model.vocab.encode
         return [self.decode(enc(s), **kwargs) for s in sentences]
 
@@ -167,7 +177,7 @@ class Parser:
 
     def parse(self, sentences, *, max_iter=None, single_root=None, time_limit=None, jobs=1,
               return_results=False, trace=None):
-        """Parse sentences (:class:`~depparse.conllu_io.Sentence`), in order.
+        """Parse sentences (:class:`~depparse.conllu.Sentence`), in order.
 
         Parameters
         ----------
@@ -193,8 +203,6 @@ class Parser:
         kw = dict(max_iter=max_iter, single_root=single_root, time_limit=time_limit,
                   trace=trace)
         if jobs > 1 and len(sentences) > 1:
-            from .parallel import parse_parallel
-
             out = parse_parallel(self, sentences, jobs, kw)
         else:
             out = [self.parse_one(s, **kw) for s in sentences]
@@ -202,8 +210,6 @@ class Parser:
 
     def parse_file(self, path, out=None, **kwargs):
         """Parse a CoNLL-U file; write the result to ``out`` (atomically) when given."""
-        from .conllu_io import read_conllu, write_conllu
-
         parsed = self.parse(read_conllu(path), **kwargs)
         if out is not None:
             write_conllu(parsed, out)
@@ -211,55 +217,7 @@ class Parser:
 
     def parse_text(self, text, **kwargs):
         """Parse CoNLL-U text; returns CoNLL-U text (only HEAD and DEPREL changed)."""
-        import io
-
-        from .conllu_io import read_conllu, write_conllu
-
         parsed = self.parse(read_conllu(io.BytesIO(text.encode("utf-8"))), **kwargs)
         buf = io.BytesIO()
         write_conllu(parsed, buf)
         return buf.getvalue().decode("utf-8")
-
-    def make_report(self, docs, results, seconds, max_iter=None, single_root=None):
-        """The JSON parse report (per-sentence certificates, iterations, times, traces).
-
-        ``docs`` is a list of ``(file name, sentences)``; ``results`` the matching
-        ``(parsed sentence, ParseResult)`` pairs in the same order.
-        """
-        cfg = self.config
-        sents = []
-        i = 0
-        for fname, ss in docs:
-            for j, s in enumerate(ss):
-                _, r = results[i]
-                i += 1
-                gold = s.heads.tolist() if s.has_gold_heads else None
-                sents.append({
-                    "file": fname, "index": j, "sent_id": s.sent_id, "n": s.n,
-                    "certificate": bool(r.certificate), "iterations": int(r.iterations),
-                    "seconds": float(r.seconds), "timed_out": bool(r.timed_out),
-                    "kept_arcs": int(r.kept_arcs),
-                    "dual": _round(r.dual), "primal": _round(r.primal),
-                    "recomputed": _round(r.recomputed),
-                    "best_changes": [[int(k), h.tolist()] for k, h in (r.best_changes or [])],
-                    "heads": r.heads.tolist(), "gold_heads": gold})
-        words = sum(s["n"] for s in sents)
-        cert = sum(s["certificate"] for s in sents)
-        return {
-            "format": "depparse-report", "version": 1,
-            "model": {"path": self.path, "model": cfg.model, "projective": cfg.projective,
-                      "bits": cfg.bits, "prune_threshold": cfg.prune_threshold,
-                      "prune_max_heads": cfg.prune_max_heads,
-                      "context_layer": cfg.context_layer},
-            "max_iter": int(cfg.max_iter if max_iter is None else max_iter),
-            "single_root": bool(cfg.single_root if single_root is None else single_root),
-            "inputs": [f for f, _ in docs],
-            "summary": {"sentences": len(sents), "words": words, "certified": cert,
-                        "cert_rate": 100.0 * cert / max(1, len(sents)),
-                        "seconds": float(seconds),
-                        "words_per_sec": words / max(float(seconds), 1e-9)},
-            "sentences": sents}
-
-
-def _round(a):
-    return [] if a is None else [float(f"{x:.8g}") for x in np.asarray(a, dtype=float)]

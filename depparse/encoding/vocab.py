@@ -1,24 +1,14 @@
 """Encoding of sentences into integer arrays for the feature kernels.
 
 A :class:`Vocab` maps the strings of one field (lower-cased forms, lemmas, UPOS, morphological
-features, prefixes, suffixes) to dense ids.  Ids 0-5 are reserved in every vocabulary:
-
-====  =========  ======================================================================
-id    name       used for
-====  =========  ======================================================================
-0     <UNK>      a string not seen in training (unknown words, unknown UPOS, ...)
-1     <ROOT>     every field of the artificial root (index 0 of a sentence)
-2     <BOS>      context positions before the root (``i - 1`` of index 0)
-3     <EOS>      context positions after the last word
-4     <START>    the START state of a head automaton (sibling features)
-5     <END>      the END state of a head automaton
-====  =========  ======================================================================
+features, prefixes, suffixes) to dense ids; ids 0-5 are reserved in every vocabulary
+(:mod:`depparse.encoding.ids`).
 
 An :class:`Encoded` sentence holds, for ``N = n + 1`` positions, int64 arrays ``form``,
 ``lemma``, ``upos``, ``xpos`` (language-specific tag; ``_`` where a treebank has none),
 ``prefix``, ``suffix``, ``cluster`` and the morphological features in CSR form
 (``feat_ptr``, ``feat_ids``); position 0 is the root.  ``cluster`` holds the contextual word
-classes of models that have them (:mod:`depparse.encoder`; fine id | coarse id <<
+classes of models that have them (:mod:`depparse.encoding.context`; fine id | coarse id <<
 ``CLUSTER_SHIFT``, ``<ROOT>`` at position 0) and zeros otherwise, which switches their
 templates off.
 """
@@ -30,18 +20,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Vocab", "Vocabularies", "Encoded", "cluster_code", "SPECIALS", "UNK", "ROOT", "BOS",
-           "EOS", "START", "END"]
+from .context import ContextClasses
+from .ids import ROOT, SPECIALS, UNK, cluster_code
 
-SPECIALS = ("<UNK>", "<ROOT>", "<BOS>", "<EOS>", "<START>", "<END>")
-UNK, ROOT, BOS, EOS, START, END = range(6)
+__all__ = ["AFFIX", "Encoded", "Vocab", "Vocabularies"]
+
 AFFIX = 3  # length of the prefix and suffix features
-CLUSTER_SHIFT = 20  # cluster codes: fine id | coarse id << CLUSTER_SHIFT
-
-
-def cluster_code(fine, coarse):
-    """The code of a word's contextual classes (ints or int64 arrays) in ``Encoded.cluster``."""
-    return fine | (coarse << CLUSTER_SHIFT)
 
 
 class Vocab:
@@ -123,7 +107,7 @@ class Vocabularies:
         self.min_count = min_count
         for f in self.FIELDS:
             setattr(self, f, Vocab())
-        self.context = None  # depparse.encoder.ContextClasses, for models that use them
+        self.context = None  # ContextClasses, for models that use them
 
     @classmethod
     def build(cls, sentences, min_count: int = 1) -> Vocabularies:
@@ -147,7 +131,7 @@ class Vocabularies:
         return v
 
     def encode(self, s, vectors=None) -> Encoded:
-        """Encode a :class:`depparse.conllu_io.Sentence`.
+        """Encode a :class:`depparse.conllu.Sentence`.
 
         For a model with contextual classes, ``vectors`` may give the sentence's encoder
         vectors (computed from the forms when not given).
@@ -196,7 +180,5 @@ class Vocabularies:
         for f in cls.FIELDS:
             setattr(v, f, Vocab.from_list(d[f]))
         if d.get("context"):
-            from .encoder import ContextClasses
-
             v.context = ContextClasses.from_json(d["context"])
         return v

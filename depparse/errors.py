@@ -1,0 +1,124 @@
+"""The exceptions of depparse: one base class for everything the user can fix.
+
+Every error that comes from what the user gave — a malformed file, a model that cannot be
+used, a bad setting, training data without trees — is a :class:`DepparseError`; its message
+names the file and line (or the setting) and says what to do.  The command line turns any
+``DepparseError`` into one line on stderr and exit status 2 (:mod:`depparse.cli`); anything
+else is an internal error (status 1).
+
+This module is the bottom of the package's dependency order (README, Layout): it imports
+nothing from depparse, and every other module may import it.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CheckpointError",
+    "ConfigError",
+    "ConlluError",
+    "ConlluWarning",
+    "DepparseError",
+    "EncoderError",
+    "EvaluationError",
+    "InputWarning",
+    "ModelError",
+    "NoSpanningTreeError",
+    "ReportError",
+    "SchedulerError",
+    "TrainingDataError",
+    "UsageError",
+]
+
+
+class DepparseError(Exception):
+    """Base class of the errors the user can fix (bad input, settings, model files)."""
+
+
+class UsageError(DepparseError):
+    """A command-line or API call that cannot be carried out as given (missing file,
+    unwritable output, conflicting options)."""
+
+
+class ConfigError(DepparseError, ValueError):
+    """A setting outside its allowed values.
+
+    ``field`` is the setting's name (``bits``, ``max_iter`` ...) and ``rule`` what it must
+    be; the command line prints the flag (``--bits``) in place of the name.
+    """
+
+    def __init__(self, field: str, rule: str) -> None:
+        super().__init__(field, rule)
+        self.field = field
+        self.rule = rule
+
+    def __str__(self) -> str:
+        return f"{self.field} {self.rule}"
+
+
+class ConlluError(DepparseError):
+    """Malformed CoNLL-U (or plain-text) input.
+
+    Parameters
+    ----------
+    path : str
+        File name, the file object's ``name``, or ``'<stream>'``.
+    line : int
+        1-based line number of the offending line.
+    message : str
+        What is wrong.
+
+    Notes
+    -----
+    ``str(err)`` is ``f"{path}:{line}: {message}"``.
+    """
+
+    def __init__(self, path: str, line: int, message: str) -> None:
+        super().__init__(path, line, message)
+        self.path = str(path)
+        self.line = int(line)
+        self.message = str(message)
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.message}"
+
+
+class ConlluWarning(UserWarning):
+    """A recoverable deviation in CoNLL-U input (BOM, CRLF); the data is kept as is."""
+
+
+class InputWarning(UserWarning):
+    """Input the model was not trained for (e.g. untagged words for a model without a
+    tagger): parsed, but worse than it could be; the message says what to do."""
+
+
+class ModelError(DepparseError):
+    """A model file cannot be used (missing, corrupt, wrong format or version)."""
+
+
+class EncoderError(ModelError):
+    """The transformer a model needs is not installed, or its files are not the expected."""
+
+
+class CheckpointError(DepparseError):
+    """A training checkpoint cannot be resumed from (corrupt, other version or settings)."""
+
+
+class TrainingDataError(DepparseError, ValueError):
+    """Training data that cannot be learned from (no gold tree); names file and line."""
+
+
+class EvaluationError(DepparseError, ValueError):
+    """A system file that cannot be scored against its gold file (different sentences or
+    tokenization); names both files and the first sentence that differs."""
+
+
+class NoSpanningTreeError(DepparseError, ValueError):
+    """The finite scores admit no spanning tree (every candidate head of a word is ``-inf``)."""
+
+
+class ReportError(DepparseError, ValueError):
+    """A parse report (JSON) that is not a valid depparse report."""
+
+
+class SchedulerError(DepparseError, OSError):
+    """The Dask scheduler cannot be reached."""

@@ -1,0 +1,22 @@
+"""Hashed features (Numba): the registry of template ids (:mod:`.templates`), the hashing
+helpers (:mod:`.hashing`), the parser's part features (:mod:`.parts`) and the labeler's
+(:mod:`.labels`)."""
+
+from .labels import LABELER_KIND
+from .parts import (
+    FEATURE_SET,
+    MAX_FEATS,
+    arc_features,
+    build_parts,
+    fill_scores,
+    grand_features,
+    gsib_features,
+    score_all_arcs,
+    score_arcs,
+    sib_features,
+    structure_features,
+)
+
+__all__ = ["FEATURE_SET", "LABELER_KIND", "MAX_FEATS", "arc_features", "build_parts",
+           "fill_scores", "grand_features", "gsib_features", "score_all_arcs", "score_arcs",
+           "sib_features", "structure_features"]

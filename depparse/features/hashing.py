@@ -1,0 +1,128 @@
+"""Feature hashing (Numba): every feature is a tuple of small integers, hashed to a weight.
+
+A feature is a template id (:mod:`depparse.features.templates`) followed by the ids of its
+atoms (words, tags, classes, distances ...).  :func:`template` starts the hash of a template,
+:func:`mix` folds in one atom after another (the splitmix64 finaliser, a 64-bit
+multiply-xorshift), and :func:`put` / :func:`put2` write the final index ``hash & mask`` into
+a buffer, once per conjunction (direction, direction and distance ...).  Everything here is
+``inline="always"``: the feature kernels of :mod:`.parts` and :mod:`.labels` compile to
+straight-line arithmetic.
+"""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from ..encoding.ids import BOS, CLUSTER_SHIFT, EOS
+
+__all__ = ["CFINE", "CSHIFT", "ctx", "dist_bucket", "dot", "mix", "put", "put2", "tags_between",
+           "template"]
+
+#: The fine class of a contextual class code is ``code & CFINE``, the coarse ``code >> CSHIFT``
+#: (:func:`depparse.encoding.ids.cluster_code`).
+CSHIFT = np.int64(CLUSTER_SHIFT)
+CFINE = np.int64((1 << CLUSTER_SHIFT) - 1)
+
+_M1 = np.uint64(0x9E3779B97F4A7C15)
+_M2 = np.uint64(0xBF58476D1CE4E5B9)
+_M3 = np.uint64(0x94D049BB133111EB)
+_S30 = np.uint64(30)
+_S27 = np.uint64(27)
+_S31 = np.uint64(31)
+
+
+@nb.njit(cache=True, inline="always")
+def mix(hv, x):
+    """Fold the integer ``x`` into the running hash ``hv`` (splitmix64 finaliser)."""
+    z = (hv ^ np.uint64(x)) * _M1
+    z = (z ^ (z >> _S30)) * _M2
+    z = (z ^ (z >> _S27)) * _M3
+    return z ^ (z >> _S31)
+
+
+@nb.njit(cache=True, inline="always")
+def template(tmpl, a):
+    """The hash of template ``tmpl`` with its first atom ``a``."""
+    return mix(mix(np.uint64(tmpl), a), 7)
+
+
+@nb.njit(cache=True, inline="always")
+def put(buf, k, hv, att, mask):
+    """``buf[k] =`` the weight index of hash ``hv`` conjoined with ``att``; returns ``k + 1``."""
+    buf[k] = np.int64(mix(hv, att) & mask)
+    return k + 1
+
+
+@nb.njit(cache=True, inline="always")
+def put2(buf, k, hv, att1, att2, mask):
+    """:func:`put` twice: ``hv`` conjoined with ``att1`` and with ``att2``."""
+    buf[k] = np.int64(mix(hv, att1) & mask)
+    buf[k + 1] = np.int64(mix(hv, att2) & mask)
+    return k + 2
+
+
+@nb.njit(cache=True, inline="always")
+def dot(w, buf, k):
+    """``sum(w[buf[:k]])``: the score of the features in the buffer."""
+    t = 0.0
+    for i in range(k):
+        t += w[buf[i]]
+    return t
+
+
+@nb.njit(cache=True, inline="always")
+def dist_bucket(d):
+    """Distance buckets 0-5, 6-7, 8-10, 11-14, 15-20, 21-30, 31+ as 0..11."""
+    if d <= 5:
+        return d
+    if d <= 7:
+        return 6
+    if d <= 10:
+        return 7
+    if d <= 14:
+        return 8
+    if d <= 20:
+        return 9
+    if d <= 30:
+        return 10
+    return 11
+
+
+@nb.njit(cache=True, inline="always")
+def ctx(tags, i):
+    """``tags[i]``, or ``<BOS>`` / ``<EOS>`` outside the sentence."""
+    if i < 0:
+        return BOS
+    if i >= tags.shape[0]:
+        return EOS
+    return tags[i]
+
+
+@nb.njit(cache=True, inline="always")
+def tags_between(upos, i, j, tags, cnts, count):
+    """The distinct UPOS strictly between positions ``i`` and ``j``, in order of first
+    occurrence, into ``tags``, with their counts in ``cnts`` if ``count``; returns how many.
+
+    Tags are told apart by their id modulo 64 (vocabularies hold far fewer UPOS).
+    """
+    lo = min(i, j)
+    hi = max(i, j)
+    seen = np.uint64(0)
+    one = np.uint64(1)
+    n = 0
+    for b in range(lo + 1, hi):
+        bp = upos[b]
+        bit = one << np.uint64(bp & 63)
+        if seen & bit:
+            continue
+        seen |= bit
+        cnt = 0
+        if count:
+            for b2 in range(b, hi):
+                if upos[b2] == bp:
+                    cnt += 1
+        tags[n] = bp
+        cnts[n] = cnt
+        n += 1
+    return n

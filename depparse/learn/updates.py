@@ -1,0 +1,48 @@
+"""Weight updates of the averaged perceptron and passive-aggressive learners (Numba)."""
+
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+__all__ = ["diff_stats", "update"]
+
+
+@nb.njit(cache=True)
+def update(w, acc, c, idx, scale):
+    """``w[idx] += scale`` (repeated indices count repeatedly); ``acc`` receives ``c * scale``
+    for each feature (lazy averaging: the average is ``w - acc / c``)."""
+    for i in range(idx.shape[0]):
+        j = idx[i]
+        w[j] += scale
+        acc[j] += c * scale
+
+
+@nb.njit(cache=True)
+def diff_stats(w, plus, minus):
+    """``(w . (phi+ - phi-), ||phi+ - phi-||^2)`` for two lists of feature indices."""
+    a = np.sort(plus)
+    b = np.sort(minus)
+    dot = 0.0
+    for i in range(a.shape[0]):
+        dot += w[a[i]]
+    for i in range(b.shape[0]):
+        dot -= w[b[i]]
+    # merge the sorted lists to get the count of each feature in the difference
+    norm = 0.0
+    i = 0
+    j = 0
+    while i < a.shape[0] or j < b.shape[0]:
+        if j >= b.shape[0] or (i < a.shape[0] and a[i] < b[j]):
+            x = a[i]
+        else:
+            x = b[j]
+        cnt = 0
+        while i < a.shape[0] and a[i] == x:
+            cnt += 1
+            i += 1
+        while j < b.shape[0] and b[j] == x:
+            cnt -= 1
+            j += 1
+        norm += cnt * cnt
+    return dot, norm

@@ -1,0 +1,341 @@
+"""The parse report: its JSON format (version, keys, values), built, read and validated.
+
+``depparse parse --report FILE`` writes a report (:func:`build_report`); ``depparse report``
+and ``depparse evaluate --report`` read it (:func:`load_report`, :func:`validate_report`,
+:func:`read_sentences`).  :func:`validate_report` documents every key.  Statistics over a
+report are in :mod:`.stats`, its HTML/PNG/Markdown rendering in :mod:`.render`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from bisect import bisect_right
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import ReportError
+
+__all__ = ["FORMAT", "ReportSentence", "SUMMARY_KEYS", "VERSION", "build_report", "load_report",
+           "read_sentences", "validate_report"]
+
+#: The ``format`` value of a parse report.
+FORMAT = "depparse-report"
+#: The newest report version this module reads.
+VERSION = 1
+
+_TOP_KEYS = ("model", "max_iter", "single_root", "inputs", "summary", "sentences")
+SUMMARY_KEYS = ("sentences", "words", "certified", "cert_rate", "seconds", "words_per_sec")
+_SENTENCE_KEYS = (
+    "file",
+    "index",
+    "sent_id",
+    "n",
+    "certificate",
+    "iterations",
+    "seconds",
+    "dual",
+    "primal",
+    "recomputed",
+    "best_changes",
+    "heads",
+    "gold_heads",
+)
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
+def _is_num(x: Any) -> bool:
+    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(
+        x, (bool, np.bool_)
+    )
+
+
+class _Invalid(ReportError):
+    pass
+
+
+def _floats(value: Any, what: str) -> np.ndarray:
+    if not isinstance(value, (list, tuple)) or not all(_is_num(v) for v in value):
+        raise _Invalid(f"{what} must be a list of numbers")
+    return np.asarray(value, dtype=np.float64)
+
+
+def _heads(value: Any, n: int, what: str) -> np.ndarray:
+    if not isinstance(value, (list, tuple)) or not all(_is_int(v) for v in value):
+        raise _Invalid(f"{what} must be a list of integers")
+    if len(value) != n + 1:
+        raise _Invalid(f"{what} has length {len(value)}, expected n + 1 = {n + 1} (root at 0)")
+    arr = np.asarray(value, dtype=np.int64)
+    if arr[0] != -1:
+        raise _Invalid(f"{what}[0] is {int(arr[0])}, expected -1 (the root has no head)")
+    bad = np.flatnonzero((arr[1:] < -1) | (arr[1:] > n))
+    if bad.size:
+        m = int(bad[0]) + 1
+        raise _Invalid(f"{what}[{m}] = {int(arr[m])} is out of range -1..{n}")
+    return arr
+
+
+@dataclass
+class ReportSentence:
+    """One sentence of a validated report, as arrays."""
+
+    file: str
+    index: int
+    sent_id: str | None
+    n: int
+    certificate: bool
+    iterations: int
+    seconds: float
+    dual: np.ndarray
+    primal: np.ndarray
+    recomputed: np.ndarray
+    change_iters: list[int]
+    change_heads: list[np.ndarray]
+    heads: np.ndarray
+    gold: np.ndarray | None
+
+    def tree_at(self, cap: int) -> np.ndarray:
+        """Best-primal tree within the first ``cap`` iterations (see module docstring)."""
+        i = bisect_right(self.change_iters, cap)
+        return self.change_heads[i - 1] if i else self.heads
+
+    @property
+    def label(self) -> str:
+        sid = f" ({self.sent_id})" if self.sent_id else ""
+        return f"{os.path.basename(self.file)}#{self.index}{sid}"
+
+
+def _sentence(raw: Any) -> ReportSentence:
+    if not isinstance(raw, Mapping):
+        raise _Invalid(f"must be an object, got {type(raw).__name__}")
+    missing = [k for k in _SENTENCE_KEYS if k not in raw]
+    if missing:
+        raise _Invalid(f"missing key(s) {', '.join(repr(k) for k in missing)}")
+    n = raw["n"]
+    if not _is_int(n) or n < 1:
+        raise _Invalid(f"'n' must be a positive integer, got {n!r}")
+    iters = raw["iterations"]
+    if not _is_int(iters) or iters < 0:
+        raise _Invalid(f"'iterations' must be a non-negative integer, got {iters!r}")
+    if not isinstance(raw["certificate"], bool):
+        raise _Invalid(f"'certificate' must be true or false, got {raw['certificate']!r}")
+    if not isinstance(raw["file"], str):
+        raise _Invalid("'file' must be a string")
+    if not _is_int(raw["index"]):
+        raise _Invalid("'index' must be an integer")
+    if raw["sent_id"] is not None and not isinstance(raw["sent_id"], str):
+        raise _Invalid("'sent_id' must be a string or null")
+    if not _is_num(raw["seconds"]):
+        raise _Invalid("'seconds' must be a number")
+    traces = {}
+    for key in ("dual", "primal", "recomputed"):
+        arr = _floats(raw[key], repr(key))
+        if arr.size not in (0, iters):
+            raise _Invalid(
+                f"{key!r} has {arr.size} values, expected 'iterations' = {iters} (or none)"
+            )
+        traces[key] = arr
+    rec = traces["recomputed"]
+    if rec.size and not ((rec >= 0.0) & (rec <= 1.0)).all():
+        raise _Invalid("'recomputed' values must be fractions in [0, 1]")
+    changes = raw["best_changes"]
+    if not isinstance(changes, (list, tuple)):
+        raise _Invalid("'best_changes' must be a list of [iteration, heads] pairs")
+    change_iters: list[int] = []
+    change_heads: list[np.ndarray] = []
+    for j, pair in enumerate(changes):
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2 or not _is_int(pair[0]):
+            raise _Invalid(f"best_changes[{j}] must be a pair [iteration, heads]")
+        k = int(pair[0])
+        if change_iters and k < change_iters[-1]:
+            raise _Invalid(
+                f"best_changes iterations must not decrease (entry {j}: {k} after "
+                f"{change_iters[-1]})"
+            )
+        change_iters.append(k)
+        change_heads.append(_heads(pair[1], n, f"best_changes[{j}] heads"))
+    gold = raw["gold_heads"]
+    return ReportSentence(
+        file=raw["file"],
+        index=int(raw["index"]),
+        sent_id=raw["sent_id"],
+        n=int(n),
+        certificate=raw["certificate"],
+        iterations=int(iters),
+        seconds=float(raw["seconds"]),
+        dual=traces["dual"],
+        primal=traces["primal"],
+        recomputed=rec,
+        change_iters=change_iters,
+        change_heads=change_heads,
+        heads=_heads(raw["heads"], n, "'heads'"),
+        gold=None if gold is None else _heads(gold, n, "'gold_heads'"),
+    )
+
+
+def read_sentences(report: Any, source: str | None = None) -> list[ReportSentence]:
+    """Validate a report and return its sentences as arrays."""
+    where = f" {source}" if source else ""
+    pre = f"invalid depparse report{where}: "
+    if not isinstance(report, Mapping):
+        raise ReportError(f"{pre}expected a JSON object, got {type(report).__name__}")
+    fmt = report.get("format")
+    if fmt != FORMAT:
+        raise ReportError(f"{pre}'format' is {fmt!r}, expected {FORMAT!r}")
+    version = report.get("version")
+    if not _is_int(version) or version < 1:
+        raise ReportError(f"{pre}'version' must be a positive integer, got {version!r}")
+    if version > VERSION:
+        raise ReportError(
+            f"depparse report{where} has version {version}, newer than this depparse reads "
+            f"(up to {VERSION}); upgrade depparse"
+        )
+    missing = [k for k in _TOP_KEYS if k not in report]
+    if missing:
+        raise ReportError(f"{pre}missing key(s) {', '.join(repr(k) for k in missing)}")
+    if not isinstance(report["model"], Mapping):
+        raise ReportError(f"{pre}'model' must be an object")
+    if not _is_int(report["max_iter"]) or report["max_iter"] < 0:
+        raise ReportError(f"{pre}'max_iter' must be a non-negative integer")
+    if not isinstance(report["single_root"], bool):
+        raise ReportError(f"{pre}'single_root' must be true or false")
+    inputs = report["inputs"]
+    if not isinstance(inputs, (list, tuple)) or not all(isinstance(p, str) for p in inputs):
+        raise ReportError(f"{pre}'inputs' must be a list of file names")
+    summary = report["summary"]
+    if not isinstance(summary, Mapping):
+        raise ReportError(f"{pre}'summary' must be an object")
+    missing = [k for k in SUMMARY_KEYS if k not in summary]
+    if missing:
+        raise ReportError(f"{pre}'summary' is missing key(s) {', '.join(map(repr, missing))}")
+    for k in SUMMARY_KEYS:
+        if not _is_num(summary[k]):
+            raise ReportError(f"{pre}summary {k!r} must be a number, got {summary[k]!r}")
+    raw_sentences = report["sentences"]
+    if not isinstance(raw_sentences, (list, tuple)):
+        raise ReportError(f"{pre}'sentences' must be a list")
+    out = []
+    for i, raw in enumerate(raw_sentences):
+        try:
+            out.append(_sentence(raw))
+        except _Invalid as err:
+            ident = ""
+            if isinstance(raw, Mapping) and "file" in raw and "index" in raw:
+                ident = f" (file {raw['file']}, index {raw['index']})"
+            raise ReportError(f"{pre}sentence {i}{ident}: {err}") from None
+    return out
+
+
+def validate_report(report: Mapping[str, Any], source: str | None = None) -> None:
+    """Check that ``report`` is a parse report this module can read.
+
+    Parameters
+    ----------
+    report : dict
+        The decoded JSON of ``depparse parse --report``::
+
+            {"format": "depparse-report", "version": 1,
+             "model": {"path": str, "model": "gs" | "sib" | "mst", ...},
+             "max_iter": int, "single_root": bool, "inputs": [str, ...],
+             "summary": {"sentences", "words", "certified", "cert_rate" (percent),
+                         "seconds", "words_per_sec"},
+             "sentences": [{"file", "index", "sent_id", "n", "certificate", "iterations",
+                            "seconds", "dual", "primal", "recomputed",
+                            "best_changes": [[iteration, heads], ...],
+                            "heads", "gold_heads" (or null)}, ...]}
+
+        ``dual``, ``primal`` and ``recomputed`` hold one value per iteration (``recomputed``
+        as a fraction in [0, 1]) or are empty (``mst`` models); every heads list has length
+        ``n + 1`` with ``heads[0] = -1``.  Extra keys are allowed.
+    source : str, optional
+        File name for the error messages.
+
+    Raises
+    ------
+    ReportError
+        On a wrong ``format``, a ``version`` newer than :data:`VERSION`, a missing key or a
+        malformed value; the message names the key and, for a sentence, its position, file
+        and index.
+    """
+    read_sentences(report, source)
+
+
+def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read and validate a parse report JSON file.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file written by ``depparse parse --report``.
+
+    Returns
+    -------
+    dict
+        The decoded report.
+
+    Raises
+    ------
+    ReportError
+        If the file is not valid JSON or not a valid report (see :func:`validate_report`).
+    OSError
+        If the file cannot be read.
+    """
+    with open(path, encoding="utf-8") as f:
+        try:
+            report = json.load(f)
+        except json.JSONDecodeError as err:
+            raise ReportError(f"{os.fspath(path)}: not valid JSON ({err})") from None
+    validate_report(report, os.fspath(path))
+    return report
+
+
+def build_report(parser, docs, results, seconds, max_iter=None, single_root=None):
+    """The JSON parse report of a run (per-sentence certificates, iterations, times, traces).
+
+    ``parser`` is the :class:`~depparse.inference.parser.Parser` that parsed; ``docs`` is a
+    list of ``(file name, sentences)``; ``results`` the matching
+    ``(parsed sentence, ParseResult)`` pairs in the same order.
+    """
+    cfg, dec = parser.config, parser.decoding
+    sents = []
+    i = 0
+    for fname, ss in docs:
+        for j, s in enumerate(ss):
+            _, r = results[i]
+            i += 1
+            gold = s.heads.tolist() if s.has_gold_heads else None
+            sents.append({
+                "file": fname, "index": j, "sent_id": s.sent_id, "n": s.n,
+                "certificate": bool(r.certificate), "iterations": int(r.iterations),
+                "seconds": float(r.seconds), "timed_out": bool(r.timed_out),
+                "kept_arcs": int(r.kept_arcs),
+                "dual": _round(r.dual), "primal": _round(r.primal),
+                "recomputed": _round(r.recomputed),
+                "best_changes": [[int(k), h.tolist()] for k, h in (r.best_changes or [])],
+                "heads": r.heads.tolist(), "gold_heads": gold})
+    words = sum(s["n"] for s in sents)
+    cert = sum(s["certificate"] for s in sents)
+    return {
+        "format": FORMAT, "version": VERSION,
+        "model": {"path": parser.path, "model": cfg.model, "projective": dec.projective,
+                  "bits": cfg.bits, "prune_threshold": dec.prune_threshold,
+                  "prune_max_heads": dec.prune_max_heads,
+                  "context_layer": cfg.context_layer},
+        "max_iter": int(dec.max_iter if max_iter is None else max_iter),
+        "single_root": bool(dec.single_root if single_root is None else single_root),
+        "inputs": [f for f, _ in docs],
+        "summary": {"sentences": len(sents), "words": words, "certified": cert,
+                    "cert_rate": 100.0 * cert / max(1, len(sents)),
+                    "seconds": float(seconds),
+                    "words_per_sec": words / max(float(seconds), 1e-9)},
+        "sentences": sents}
+
+
+def _round(a):
+    return [] if a is None else [float(f"{x:.8g}") for x in np.asarray(a, dtype=float)]

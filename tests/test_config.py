@@ -1,0 +1,145 @@
+"""Settings have one owner: the config classes.  The CLI's flags and the API's keywords are
+derived from them (same defaults, same validation); the feature-template registry is unique."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+from fixtures_models import run_cli, syn  # noqa: F401
+
+import depparse
+from depparse import errors
+from depparse.cli import build_parser
+from depparse.config import DecodeConfig, ModelConfig, TrainConfig, split_settings
+from depparse.errors import ConfigError, DepparseError
+from depparse.features import templates as T
+
+CONFIGS = (ModelConfig, DecodeConfig, TrainConfig)
+
+
+def _subparser(command):
+    ap = build_parser()
+    sub = next(a for a in ap._actions if a.dest == "command")
+    return sub.choices[command]
+
+
+def _cli_fields(command):
+    return [(c, f) for c in CONFIGS for f in fields(c) if command in f.metadata.get("cli", ())]
+
+
+@pytest.mark.parametrize("command", ["train", "parse"])
+def test_cli_flags_are_derived_from_the_config_fields(command):
+    sp = _subparser(command)
+    by_flag = {o: a for a in sp._actions for o in a.option_strings}
+    cli = _cli_fields(command)
+    assert cli, command
+    for _, f in cli:
+        a = by_flag[f.metadata.get("flag") or "--" + f.name.replace("_", "-")]
+        assert a.dest == f.name
+        want = None if command == "parse" else f.default  # parse: the model's value
+        assert a.default == want, (command, f.name)
+        assert f.metadata["help"].split(";")[0] in (a.help or ""), (command, f.name)
+        if f.metadata.get("choices"):
+            assert tuple(a.choices) == tuple(f.metadata["choices"])
+
+
+def test_train_help_shows_every_default():
+    text = _subparser("train").format_help()
+    for _, f in _cli_fields("train"):
+        if f.type not in ("bool", bool):
+            assert f"(default: {f.default})" in " ".join(text.split()), f.name
+
+
+def test_api_and_cli_defaults_are_equal():
+    """``depparse.train`` has no defaults of its own: every setting comes from the config
+    classes, exactly what ``depparse train`` starts from."""
+    sig = inspect.signature(depparse.train)
+    own = {k for k, p in sig.parameters.items() if p.kind is p.KEYWORD_ONLY}
+    assert own == {"checkpoint", "resume", "progress"}
+    m, d, t = split_settings({})
+    assert (ModelConfig(**m), DecodeConfig(**d), TrainConfig(**t)) == (
+        ModelConfig(), DecodeConfig(), TrainConfig())
+    args = build_parser().parse_args(["train", "--train", "x", "--out", "y"])
+    for cls, f in _cli_fields("train"):
+        assert getattr(args, f.name) == getattr(cls(), f.name), f.name
+
+
+@pytest.mark.parametrize("kw,field", [({"bits": 40}, "bits"), ({"bits": 3}, "bits"),
+                                      ({"model": "tree"}, "model"),
+                                      ({"context_layer": 7}, "context_layer"),
+                                      ({"max_iter": 0}, "max_iter"),
+                                      ({"prune_threshold": 1.5}, "prune_threshold"),
+                                      ({"epochs": 0}, "epochs"), ({"update": "sgd"}, "update"),
+                                      ({"bits": 2.5}, "bits")])
+def test_bad_settings_are_refused_by_the_config_and_the_api(kw, field):
+    m, d, t = split_settings(kw)
+    with pytest.raises(ConfigError) as err:
+        ModelConfig(**m), DecodeConfig(**d), TrainConfig(**t)
+    assert err.value.field == field
+    with pytest.raises(ConfigError):
+        depparse.train([], None, **kw)
+    with pytest.raises(TypeError, match="unknown setting"):
+        depparse.train([], None, bitz=3)
+
+
+@pytest.mark.parametrize("flags,message", [(["--bits", "40"], "--bits must be between 4 and 30"),
+                                           (["--max-iter", "0"], "--max-iter must be >= 1"),
+                                           (["--loss-aug", "-1"], "--loss-aug must be >= 0.0")])
+def test_bad_flags_name_the_flag(syn, tmp_path, flags, message):  # noqa: F811
+    rc, _, err = run_cli(["train", "--train", syn.train, "--out", tmp_path / "m.npz", *flags])
+    assert rc == 2 and message in err, err
+    assert not (tmp_path / "m.npz").exists()
+
+
+def test_every_user_error_is_a_depparse_error():
+    """The CLI catches one class; every error a user can cause derives from it."""
+    user = [c for _, c in inspect.getmembers(errors, inspect.isclass)
+            if issubclass(c, Exception) and c.__module__ == errors.__name__]
+    assert len(user) >= 10
+    for c in user:
+        assert issubclass(c, DepparseError) or issubclass(c, Warning), c
+    src = (Path(depparse.__file__).parent / "cli.py").read_text()
+    handlers = [h for h in ast.walk(ast.parse(src)) if isinstance(h, ast.ExceptHandler)
+                and isinstance(h.type, ast.Name) and h.type.id == "DepparseError"]
+    assert handlers, "the CLI catches DepparseError"
+
+
+# ---------------------------------------------------------------------------------------
+# the feature-template registry
+
+
+def test_template_ids_are_unique_and_the_check_refuses_a_duplicate(monkeypatch):
+    reg = T.registry()
+    assert len(reg) == len(set(reg.values())) > 100
+    assert all(v > 0 for v in reg.values())
+    # the labeler's label bigrams no longer share ids with its emissions (was 140 / 141)
+    assert T.LTRANS_PREV_LABEL_SIDE not in {v for k, v in reg.items() if k.startswith("LABEL_")}
+    monkeypatch.setattr(T, "LTRANS_PREV_LABEL_SIDE", T.LABEL_MC_DIR)
+    with pytest.raises(ImportError, match="same id"):
+        T._check_unique()
+
+
+def test_feature_kernels_use_only_registered_template_names():
+    """No kernel passes a bare number as template id; every name it uses is in the table and
+    belongs to the family of the kernel that uses it."""
+    root = Path(depparse.__file__).parent / "features"
+    family = {"arc_features": "ARC", "sib_features": "SIB", "grand_features": "GRAND",
+              "gsib_features": "GSIB", "base_features": "LABEL", "trans_features": "LTRANS"}
+    used = {}
+    for path in (root / "parts.py", root / "labels.py"):
+        for fn in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(fn, ast.FunctionDef):
+                continue
+            for node in ast.walk(fn):
+                if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "template":
+                    arg = node.args[0]
+                    assert isinstance(arg, ast.Attribute) and arg.value.id == "T", (
+                        f"{path.name}:{node.lineno}: template id must be a registry name")
+                    assert arg.attr.split("_")[0] == family[fn.name], (fn.name, arg.attr)
+                    used.setdefault(arg.attr, []).append(fn.name)
+    assert set(used) == set(T.registry()), set(T.registry()) ^ set(used)
+    assert all(len(v) == 1 for v in used.values()), {k: v for k, v in used.items() if len(v) > 1}
