@@ -132,21 +132,28 @@ def test_killed_parse_never_leaves_half_written_output(syn, tmp_path):  # noqa: 
                                      *jobs),
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 cwd=REPO_ROOT, start_new_session=True)
-        delay = rng.uniform(0.0, total * 1.1)
+        # kill within the first 80% of a complete run: the kill lands before the end
+        delay = rng.uniform(0.1, 0.8) * total
         time.sleep(delay)
         try:
             os.killpg(proc.pid, signal.SIGKILL)  # the parent and any worker processes
         except ProcessLookupError:
             pass
         proc.wait(timeout=60)
+        killed = proc.returncode == -signal.SIGKILL
         if out.exists():
             data = out.read_bytes()
             ok = data == expected or (existed and data == old)
             assert ok, f"half-written output after kill at +{delay:.3f}s (seed {SEED})"
-            outcomes.append("complete" if data == expected else "untouched")
+            state = "complete" if data == expected else "untouched"
         else:
             assert not existed, "the existing output file was removed"
-            outcomes.append("absent")
+            state = "absent"
+        outcomes.append((killed, state, round(delay, 2)))
+    # the kills landed while the parser was running, and at least one of them before the
+    # output was in place (so the test saw a kill interrupt the work, not a finished run)
+    assert sum(k for k, _, _ in outcomes) >= 3, outcomes
+    assert any(k and s != "complete" for k, s, _ in outcomes), outcomes
     # no output file appeared under another name than a hidden temporary one
     names = {f.name for f in tmp_path.iterdir()}
     assert names - {"in.conllu", "ref.conllu", "out.conllu"} <= {
