@@ -12,6 +12,8 @@ it can never execute code) holding:
               ``2**bits``)
 ``pruner``    weights of the arc-factored pruner (``2**pruner_bits``), if any
 ``labeler``   weights of the dependency labeler (``2**labeler_bits``), if any
+``<c>.<key>`` the arrays of component ``c`` (tagger, tokenizer ...), whose JSON part is
+              ``meta["components"][c]`` (:class:`Component`)
 
 Since format version 2 a weight vector that is mostly zeros (hashed feature tables with more
 buckets than features) is stored sparsely as two arrays, ``<name>_mask`` (``np.packbits`` of
@@ -39,12 +41,23 @@ from .errors import ModelError
 from .features.labels import LABELER_KIND
 from .features.parts import FEATURE_SET
 
-__all__ = ["FORMAT", "Model", "VERSION", "atomic_savez"]
+__all__ = ["FORMAT", "Component", "Model", "VERSION", "atomic_savez"]
 
 FORMAT = "depparse-model"
 # 2: sparse weight arrays (see above); 3: the decoding defaults apart from the model's
 # configuration (``meta["decoding"]``)
 VERSION = 3
+
+
+@dataclass
+class Component:
+    """A part of a model beyond the parser (a tagger, a tokenizer ...): JSON-able ``meta``
+    and named arrays, stored as ``meta["components"][name]`` and ``<name>.<key>`` arrays.
+    The code that trains a component writes its arrays in the dtype it wants them stored in;
+    the code that uses it checks ``meta`` (e.g. a format version) and raises ModelError."""
+
+    meta: dict
+    arrays: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -58,18 +71,23 @@ class Model:
     labeler: np.ndarray | None = None
     info: dict = field(default_factory=dict)
     decoding: DecodeConfig = field(default_factory=DecodeConfig)
+    components: dict = field(default_factory=dict)
 
     def save(self, path) -> None:
         """Write the model to ``path`` atomically (temporary file, fsync, rename)."""
         meta = {"format": FORMAT, "version": VERSION, "config": self.config.to_dict(),
                 "decoding": self.decoding.to_dict(), "vocab": self.vocab.to_json(),
-                "info": self.info}
+                "info": self.info,
+                "components": {k: c.meta for k, c in sorted(self.components.items())}}
         dt = np.dtype(self.config.storage)
         arrays = {"meta": np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8)}
         for name in ("weights", "pruner", "labeler"):
             a = getattr(self, name)
             if a is not None:
                 arrays.update(_store(name, a, dt))
+        for cname, c in self.components.items():
+            for k, a in c.arrays.items():
+                arrays[f"{cname}.{k}"] = np.asarray(a)
         atomic_savez(path, arrays)
 
     @classmethod
@@ -98,6 +116,11 @@ class Model:
                 weights = _load(z, "weights", path)
                 pruner = _load(z, "pruner", path)
                 labeler = _load(z, "labeler", path)
+                components = {}
+                for cname, cmeta in (meta.get("components") or {}).items():
+                    pre = cname + "."
+                    components[cname] = Component(
+                        cmeta, {k[len(pre):]: z[k] for k in z.files if k.startswith(pre)})
         except ModelError:
             raise
         except (zipfile.BadZipFile, zlib.error, OSError, ValueError, KeyError, EOFError,
@@ -115,7 +138,8 @@ class Model:
         if weights.shape != (1 << config.bits,):
             raise ModelError(f"{path}: weights have {weights.shape[0]} entries, expected "
                              f"2**{config.bits}: corrupt model file")
-        return cls(config, vocab, weights, pruner, labeler, meta.get("info", {}), decoding)
+        return cls(config, vocab, weights, pruner, labeler, meta.get("info", {}), decoding,
+                   components)
 
 
 def _store(name, a, dt):

@@ -228,3 +228,20 @@ def test_shipped_model_parses_sample_and_demo_runs(tmp_path, capsys):
 def test_read_from_bytes_stream():
     s = read_conllu(io.BytesIO(synthetic.conllu_text(2, seed=1).encode()))
     assert len(s) == 2
+
+
+def test_model_components_round_trip(tmp_path):
+    """Components (tagger, tokenizer ...) keep their JSON and arrays (dtype included)."""
+    from depparse.model import Component
+
+    m = Model(ModelConfig(bits=10, pruner_bits=10), Vocabularies(), np.zeros(1 << 10))
+    m.components["tagger"] = Component({"version": 1, "tags": ["NOUN", "VERB"]},
+                                       {"w": np.arange(6, dtype=np.float16).reshape(2, 3),
+                                        "ids": np.array([3, 1], dtype=np.int32)})
+    m.save(tmp_path / "m.npz")
+    back = Model.load(tmp_path / "m.npz").components
+    assert set(back) == {"tagger"}
+    assert back["tagger"].meta == {"version": 1, "tags": ["NOUN", "VERB"]}
+    a = back["tagger"].arrays
+    assert set(a) == {"w", "ids"} and a["w"].dtype == np.float16 and a["ids"].dtype == np.int32
+    assert np.array_equal(a["w"], np.arange(6).reshape(2, 3))
