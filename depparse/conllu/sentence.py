@@ -6,7 +6,9 @@ first sentence of a file, anything that preceded it (a UTF-8 byte-order mark, le
 lines).  Writing (:mod:`depparse.conllu.writer`) therefore never regenerates a line from
 parsed fields: an unmodified sentence is written back byte for byte; a sentence whose
 ``heads``/``rels`` were changed is written with only columns 7 (HEAD) and 8 (DEPREL) of the
-changed word lines replaced.  **DEPS (column 9) is left exactly as in the input.**
+changed word lines replaced, and one made by :meth:`Sentence.with_tags` with only the LEMMA,
+UPOS, XPOS and FEATS columns (3-6) of the words whose values changed.  **DEPS (column 9) is
+left exactly as in the input.**
 
 :func:`build_sentence` validates one block of lines and makes its Sentence: the ``conllu``
 library does the field-level validation (:func:`conllu.parser.parse_id_value` for IDs,
@@ -91,8 +93,9 @@ class Sentence:
 
     Notes
     -----
-    Only ``heads`` and ``rels`` are written back.  The other arrays are read-only so that
-    edits that would be silently lost cannot happen; copy them to derive new values.
+    ``heads`` and ``rels`` are written back, and the tag columns of a copy made by
+    :meth:`with_tags`.  The other arrays are read-only so that edits that would be silently
+    lost cannot happen; derive new tags with :meth:`with_tags`.
     """
 
     __slots__ = (
@@ -118,6 +121,7 @@ class Sentence:
         "_rows",
         "_orig_heads",
         "_orig_rels",
+        "_orig_tags",
     )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -196,6 +200,53 @@ class Sentence:
         new.rels = r
         return new
 
+    def with_tags(self, lemmas: Sequence[str] | None = None, upos: Sequence[str] | None = None,
+                  xpos: Sequence[str] | None = None,
+                  feats: Sequence[str] | None = None) -> Sentence:
+        """Return a copy carrying new LEMMA / UPOS / XPOS / FEATS columns (``None``: keep).
+
+        Parameters
+        ----------
+        lemmas, upos, xpos, feats : array-like of str, shape (n + 1,), optional
+            The new values (index 0, the root, is ignored).  ``""`` and ``"_"`` both mean
+            an empty field: the arrays hold ``"_"`` for LEMMA/UPOS/XPOS and ``""`` for
+            FEATS, as when read.
+
+        Returns
+        -------
+        Sentence
+            A copy whose writer (:meth:`to_text`) replaces exactly those of columns 3-6
+            whose value changed, on the words where it changed; every other byte (comments,
+            multiword-token lines, empty nodes, MISC, line terminators) is kept.
+
+        Raises
+        ------
+        ValueError, TypeError
+            If an array has the wrong length, a value is not a string, contains a TAB or a
+            line break, or (UPOS, XPOS, FEATS) contains whitespace.
+        """
+        new = self._clone()
+        if new._orig_tags is None:
+            new._orig_tags = (self.lemmas, self.upos, self.xpos, self.feats)
+        for col, name, values in ((2, "lemmas", lemmas), (3, "upos", upos), (4, "xpos", xpos),
+                                  (5, "feats", feats)):
+            if values is None:
+                continue
+            if len(values := list(values)) != self.n + 1:
+                raise ValueError(f"{name} has length {len(values)}, expected {self.n + 1}")
+            empty = "" if col == 5 else "_"
+            arr = np.empty(self.n + 1, dtype=object)
+            arr[0] = "" if col == 5 else ROOT
+            for m in range(1, self.n + 1):
+                v = values[m]
+                if not isinstance(v, str):
+                    raise TypeError(f"{name}[{m}] must be str, got {type(v).__name__}")
+                if any(c in "\t\n\r" or (col > 2 and c.isspace()) for c in v):
+                    raise ValueError(f"{name}[{m}] = {v!r}: invalid {COLUMNS[col]} value")
+                arr[m] = empty if v in ("", "_") else v
+            setattr(new, name, _readonly(arr))
+        return new
+
     # -- derived attributes ------------------------------------------------------------
 
     @property
@@ -220,8 +271,8 @@ class Sentence:
 
     @property
     def modified(self) -> bool:
-        """True if ``heads`` or ``rels`` differ from the values read from the file."""
-        return self._changed_words().size > 0
+        """True if ``heads``, ``rels`` or the tag columns differ from the values read."""
+        return self._changed_words().size > 0 or bool(self._changed_tags())
 
     def __repr__(self) -> str:
         return f"<Sentence sent_id={self.sent_id!r} n={self.n} at {self.source}:{self.line_no}>"
@@ -256,12 +307,32 @@ class Sentence:
         changed = (h[1:] != self._orig_heads[1:]) | (r[1:] != self._orig_rels[1:])
         return np.flatnonzero(changed) + 1
 
+    def _changed_tags(self) -> dict[int, list[int]]:
+        """``{word: [columns whose tag value changed]}`` (columns 2-5, 0-based)."""
+        out: dict[int, list[int]] = {}
+        if self._orig_tags is None:
+            return out
+        for col, orig, cur in zip((2, 3, 4, 5), self._orig_tags,
+                                  (self.lemmas, self.upos, self.xpos, self.feats), strict=True):
+            if cur is not orig:
+                for m in (np.flatnonzero(cur[1:] != orig[1:]) + 1).tolist():
+                    out.setdefault(m, []).append(col)
+        return out
+
     def _current_lines(self) -> tuple[str, ...] | list[str]:
         changed = self._changed_words()
-        if changed.size == 0:
+        tags = self._changed_tags()
+        if changed.size == 0 and not tags:
             return self.lines
         n = self.n
         lines = list(self.lines)
+        values = (None, None, self.lemmas, self.upos, self.xpos, self.feats)
+        for m, cols_changed in tags.items():
+            k = self._rows[m]
+            cols = lines[k].split("\t")
+            for c in cols_changed:
+                cols[c] = values[c][m] or "_"
+            lines[k] = "\t".join(cols)
         for m in changed.tolist():
             head = self.heads[m]
             rel = self.rels[m]
@@ -521,4 +592,5 @@ def build_sentence(lines: list[str], eols: list[str], start: int, path: str,
     s._rows = rows
     s._orig_heads = _readonly(harr.copy())
     s._orig_rels = _readonly(rel_arr.copy())
+    s._orig_tags = None
     return s
