@@ -8,6 +8,8 @@ count and bit for bit.
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +17,7 @@ import pytest
 
 from depparse.conllu import read_conllu, write_conllu
 from depparse.evaluate import (
+    Metric,
     Scores,
     certificate_rate,
     check_tokenization,
@@ -132,7 +135,9 @@ def _official(gold: Path, system: Path) -> dict:
 
 def test_hand_computed_example(files):
     scores = evaluate_files(*files)
-    assert scores == Scores(
+    assert replace(scores, counts={}, tokens=None, sentences_f1=None, words_f1=None, upos=None,
+                   xpos=None, ufeats=None, alltags=None, lemmas=None, same_tokenization=None,
+                   nopunct_system=None) == Scores(
         sentences=2,
         words=16,
         uas=81.25,
@@ -145,10 +150,17 @@ def test_hand_computed_example(files):
         uas_nopunct_correct=11,
         las_nopunct_correct=10,
     )
+    # same tokenization and tags: segmentation and tagging metrics are all 100
+    assert scores.same_tokenization is True
+    assert (scores.tokens, scores.sentences_f1, scores.words_f1) == (100.0,) * 3
+    assert (scores.upos, scores.xpos, scores.ufeats, scores.alltags, scores.lemmas) == (100.0,) * 5
+    assert scores.metric("Tokens") == Metric(gold=15, system=15, correct=15, aligned=15)
     assert scores.nopunct_words == 13
     assert scores.as_dict()["las_correct"] == 11
+    json.dumps(scores.as_dict())
     text = scores.format()
     assert "81.25" in text and "(13/16)" in text and "(10/13)" in text
+    assert "UPOS" in text and "Tokens" not in text
 
 
 def test_identical_files_score_100(files):
@@ -197,25 +209,101 @@ def test_different_form_is_rejected(tmp_path):
 
 
 def test_different_word_count_is_rejected(tmp_path):
+    # a word dropped from the system file: its text lacks "coffee"
     sents = SYSTEM.split("\n\n")
     s2 = "\n".join(line for line in sents[1].splitlines() if not line.startswith("6\t"))
     s2 = s2.replace("7\t.\t.", "6\t.\t.")
     system = sents[0] + "\n\n" + s2 + "\n\n"
     gpath = _write(tmp_path, "gold.conllu", GOLD)
     spath = _write(tmp_path, "sys.conllu", system)
-    with pytest.raises(ValueError, match=r"sentence 2 has 7 words in gold .* but 6 in system") as e:
+    with pytest.raises(ValueError, match=r"texts of gold file .* and system file .* differ") as e:
         evaluate_files(gpath, spath)
-    assert str(gpath) in str(e.value) and str(spath) in str(e.value)
-    assert "sent_id s2" in str(e.value)
+    msg = str(e.value)
+    # sentence 1 takes lines 1-12 and 24 characters (I don't like his cat , really .), line 13
+    # is blank; in sentence 2 (from line 14) "coffee" is gold line 22 after 19 more characters
+    # (Mary likes tea and John; the empty node is no token), and the system has "." there
+    assert f"gold {gpath}:22 (sentence 2) has 'coffee.'" in msg
+    assert f"system {spath}:22 (sentence 2) has '.'" in msg
+    assert "at character 44 " in msg
 
 
 def test_different_sentence_count_is_rejected(tmp_path):
     gpath = _write(tmp_path, "gold.conllu", GOLD)
     spath = _write(tmp_path, "sys.conllu", SYSTEM.split("\n\n")[0] + "\n\n")
-    with pytest.raises(ValueError, match=r"gold has 2 sentences, system has 1.*gold sentence 2"):
+    with pytest.raises(ValueError, match=r"gold .*gold\.conllu:16 \(sentence 2\) has 'Mary.*"
+                       r"system .*sys\.conllu ends"):
         evaluate_files(gpath, spath)
     with pytest.raises(ValueError, match=r"gold has 1 sentences, system has 2.*system sentence 2"):
         check_tokenization(read_conllu(spath), read_conllu(gpath))
+
+
+# Retokenized system (hand computation in the comments of the test below).
+RT_GOLD = _conllu("""
+1    I      I     PRON   _  _  4  nsubj   _  _
+2-3  don't  _     _      _  _  _  _       _  _
+2    do     do    AUX    _  _  4  aux     _  _
+3    n't    not   PART   _  _  2  advmod  _  _
+4    know   know  VERB   _  _  0  root    _  _
+5    .      .     PUNCT  _  _  4  punct   _  _
+""") + _conllu("""
+1    He     he    PRON   _  _  2  nsubj   _  _
+2    left   leave VERB   _  _  0  root    _  _
+3    .      .     PUNCT  _  _  2  punct   _  _
+""")
+RT_SYSTEM = _conllu("""
+1    I      I     PRON   _  _  4  nsubj   _  _
+2    do     do    AUX    _  _  4  aux     _  _
+3    n't    not   ADV    _  _  2  advmod  _  _
+4    know.  know  VERB   _  _  0  root    _  _
+5    He     he    PRON   _  _  6  nsubj   _  _
+6    left   leave VERB   _  _  4  conj    _  _
+7    .      .     PUNCT  _  _  6  punct   _  _
+""")
+
+
+def test_retokenized_hand_computed(tmp_path):
+    # text "Idon'tknow.Heleft.": gold tokens I|don't|know|.|He|left|. (7, words 8), system
+    # tokens I|do|n't|know.|He|left|. (7 tokens = words, one sentence)
+    gpath = _write(tmp_path, "g.conllu", RT_GOLD)
+    spath = _write(tmp_path, "s.conllu", RT_SYSTEM)
+    sc = evaluate_files(gpath, spath)
+    assert sc.same_tokenization is False
+    # tokens with equal spans: I, He, left, . -> 4 of 7 and 7
+    assert sc.metric("Tokens") == Metric(7, 7, 4, 4) and sc.tokens == 100 * (8 / 14)
+    # the system's one sentence spans both gold sentences: none correct
+    assert sc.metric("Sentences") == Metric(2, 1, 0, 0) and sc.sentences_f1 == 0.0
+    # aligned: I; do, n't (LCS inside the multiword token's stretch); He, left, . -> 6
+    assert sc.metric("Words") == Metric(8, 7, 6, 6) and sc.words_f1 == 100 * (12 / 15)
+    # UPOS: n't is ADV -> 5 of the 6 aligned
+    assert sc.metric("UPOS").correct == 5 and sc.upos == 100 * (10 / 15)
+    # heads: I, do -> know. (not aligned): wrong; n't -> do (aligned to gold do): right;
+    # He -> left: right; left -> know. (gold: root): wrong; . -> left: right
+    assert sc.uas_correct == 3 and sc.uas == 100 * (6 / 15)
+    assert sc.las_correct == 3
+    # no punct: gold 6 words; system: 5 aligned to non-PUNCT gold words + know. (VERB)
+    assert sc.nopunct_system == 6 and sc.uas_nopunct_correct == 2
+    assert sc.uas_nopunct == 100 * (4 / 12)
+    assert "Tokens           57.14  (4/7)" in sc.format()
+    assert "Sentences" in sc.format() and "0 correct, 2 gold, 1 system" in sc.format()
+
+
+@needs_official
+def test_retokenized_hand_computed_matches_official(tmp_path):
+    gpath = _write(tmp_path, "g.conllu", RT_GOLD)
+    spath = _write(tmp_path, "s.conllu", RT_SYSTEM)
+    _assert_official(evaluate_files(gpath, spath), gpath, spath)
+
+
+def test_different_text_is_rejected(tmp_path):
+    system = RT_SYSTEM.replace("He\the", "She\tshe")
+    gpath = _write(tmp_path, "g.conllu", RT_GOLD)
+    spath = _write(tmp_path, "s.conllu", system)
+    with pytest.raises(ValueError) as e:
+        evaluate_files(gpath, spath)
+    msg = str(e.value)
+    assert f"gold {gpath}:8 (sentence 2) has 'Heleft.'" in msg
+    assert f"system {spath}:5 (sentence 1) has 'Sheleft.'" in msg
+    assert "must hold the gold text" in msg
 
 
 def test_empty_gold_file_is_rejected(tmp_path):
@@ -333,3 +421,143 @@ def test_corpus_perturbation(corpora_dir, tmp_path, name):
         assert official["LAS"].correct == scores.las_correct
         assert 100 * official["UAS"].f1 == scores.uas
         assert 100 * official["LAS"].f1 == scores.las
+
+
+# ---------------------------------------------------------------------------------------
+# All metrics against the official scorer: gold tokenization with perturbed tags, and a
+# retokenized system file (split, merged and re-segmented tokens and sentences)
+# ---------------------------------------------------------------------------------------
+
+_NAMES = ("Tokens", "Sentences", "Words", "UPOS", "XPOS", "UFeats", "AllTags", "Lemmas", "UAS",
+          "LAS")
+
+
+def _assert_official(ours, gpath, spath, gold_ud=None):
+    """Every metric of ``ours`` equals the official scorer's, count for count (F1 to 1e-9)."""
+    types = {"multiple_roots_okay": True}
+    gold_ud = gold_ud or udeval.load_conllu_file(str(gpath), types)
+    official = udeval.evaluate(gold_ud, udeval.load_conllu_file(str(spath), types))
+    for name in _NAMES:
+        o, m = official[name], ours.metric(name)
+        assert (m.gold, m.system, m.correct) == (o.gold_total, o.system_total, o.correct), name
+        if o.aligned_total is not None:
+            assert m.aligned == o.aligned_total, name
+        assert abs(m.f1 - 100 * o.f1) <= 1e-9, name
+    assert abs(ours.uas - 100 * official["UAS"].f1) <= 1e-9
+    assert abs(ours.las - 100 * official["LAS"].f1) <= 1e-9
+
+
+def _tokens(sent):
+    """The tokens of a sentence: ``(form, [word columns], is_multiword)``."""
+    lines = [line.split("\t") for line in sent.lines if line[:1] != "#"]
+    lines = [c for c in lines if "." not in c[0]]
+    out, i = [], 0
+    while i < len(lines):
+        c = lines[i]
+        if "-" in c[0]:
+            a, b = map(int, c[0].split("-"))
+            out.append((c[1], lines[i + 1:i + 2 + b - a], True))
+            i += 2 + b - a
+        else:
+            out.append((c[1], [c], False))
+            i += 1
+    return out
+
+
+def _system_file(gold, path, *, retokenize):
+    """Write a system file derived from ``gold`` deterministically; return nothing.
+
+    Tags are damaged on a schedule (UPOS every 9th word, XPOS every 10th, a universal
+    feature dropped every 8th word that has features, LEMMA every 12th).  With
+    ``retokenize``: every 3rd multiword token becomes one word, every 7th other token of 4+
+    characters is split in two tokens, every 11th of 3+ characters becomes a two-word
+    multiword token, every 13th is merged with a following plain token, every 5th sentence
+    is merged with the next and every 6th sentence of 6+ tokens is cut in two.  A word that
+    corresponds to a gold word keeps its gold head where the head word is in the same
+    system sentence (else it becomes a root); new words attach to the word before them.
+    """
+    # system sentences: lists of tokens; a token is (form, words); a word is
+    # (form, gold columns, gold (k, id) or None)
+    sents, n = [], 0
+    for k, s in enumerate(gold):
+        toks = []
+        raw = _tokens(s)
+        i = 0
+        while i < len(raw):
+            form, words, multi = raw[i]
+            n += 1
+            refs = [(k, int(c[0])) for c in words]
+            if not retokenize:
+                toks.append((form if multi else None,
+                             [(c[1], c, r) for c, r in zip(words, refs, strict=True)]))
+            elif multi and n % 3 == 0:
+                toks.append((None, [(form, words[0], refs[0])]))
+            elif not multi and len(form) >= 4 and n % 7 == 1:
+                h = len(form) // 2
+                toks.append((None, [(form[:h], words[0], refs[0])]))
+                toks.append((None, [(form[h:], words[0], None)]))
+            elif not multi and len(form) >= 3 and n % 11 == 2:
+                toks.append((form, [(form[:1], words[0], refs[0]), (form[1:], words[0], None)]))
+            elif not multi and n % 13 == 5 and i + 1 < len(raw) and not raw[i + 1][2]:
+                toks.append((None, [(form + raw[i + 1][0], words[0], refs[0])]))
+                i += 1
+            else:
+                toks.append((form if multi else None,
+                             [(c[1], c, r) for c, r in zip(words, refs, strict=True)]))
+            i += 1
+        if retokenize and k % 6 == 0 and len(toks) >= 6:
+            sents += [toks[:len(toks) // 2], toks[len(toks) // 2:]]
+        elif retokenize and k % 5 == 4 and sents:
+            sents[-1] = sents[-1] + toks
+        else:
+            sents.append(toks)
+    out, w = [], 0
+    for toks in sents:
+        words = [wd for _, ws in toks for wd in ws]
+        where = {r: j + 1 for j, (_, _, r) in enumerate(words) if r is not None}
+        m = 0
+        for tform, ws in toks:
+            if tform is not None:
+                out.append(f"{m + 1}-{m + len(ws)}\t{tform}" + "\t_" * 8)
+            for form, c, r in ws:
+                m += 1
+                w += 1
+                if r is None:
+                    head = m - 1
+                else:
+                    gh = int(c[6])
+                    head = 0 if gh == 0 else where.get((r[0], gh), 0)
+                lemma = c[2] + "x" if w % 12 == 0 else c[2]
+                upos = "X" if w % 9 == 0 else c[3]
+                xpos = c[4] + "y" if w % 10 == 0 else c[4]
+                feats = c[5]
+                if w % 8 == 0 and feats != "_":
+                    feats = "|".join(feats.split("|")[1:]) or "_"
+                out.append("\t".join([str(m), form, lemma, upos, xpos, feats, str(head), c[7],
+                                      "_", "_"]))
+        out.append("")
+    path.write_text("\n".join(out) + "\n", encoding="utf-8")
+
+
+@pytest.mark.corpora
+@needs_official
+@pytest.mark.parametrize("name", ["en_ewt/en_ewt-ud-dev.conllu",
+                                  "pt_bosque/pt_bosque-ud-dev.conllu"])
+def test_corpus_all_metrics_match_official(corpora_dir, tmp_path, name):
+    path = corpora_dir / name
+    if not path.is_file():
+        pytest.skip(f"{path} not found")
+    gold = read_conllu(path)
+    gold_ud = udeval.load_conllu_file(str(path), {"multiple_roots_okay": True})
+    _assert_official(evaluate(gold, gold), path, path, gold_ud)  # (a) itself
+    for retokenize in (False, True):  # (b) damaged tags, (c) also retokenized
+        spath = tmp_path / f"system{int(retokenize)}.conllu"
+        _system_file(gold, spath, retokenize=retokenize)
+        scores = evaluate(gold, read_conllu(spath))
+        assert scores.same_tokenization is (not retokenize)
+        # the damage shows: tags and (when retokenized) segmentation are not perfect
+        assert scores.upos < 100 and scores.lemmas < 100 and scores.ufeats < 100
+        if retokenize:
+            assert scores.tokens < 100 and scores.words_f1 < 100 and scores.sentences_f1 < 100
+            assert scores.uas > 50
+        _assert_official(scores, path, spath, gold_ud)
