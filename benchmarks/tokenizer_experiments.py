@@ -13,7 +13,7 @@ syntok is measured on the same texts (``benchmarks/tokenizer_syntok.py``).
 
 Usage::
 
-    python benchmarks/tokenizer_experiments.py [--bits 18] [--epochs 8] [--syntok PY]
+    python benchmarks/tokenizer_experiments.py [--bits 20] [--epochs 8] [--syntok PY]
         [--out benchmarks/results/tokenizer.md] [treebank ...]
 """
 
@@ -69,7 +69,7 @@ def _syntok(python: str, gold):
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("treebanks", nargs="*", default=list(TREEBANKS))
-    ap.add_argument("--bits", type=int, default=18)
+    ap.add_argument("--bits", type=int, default=20)
     ap.add_argument("--epochs", type=int, default=8)
     ap.add_argument("--syntok", help="a Python interpreter with syntok installed")
     ap.add_argument("--out", help="write the Markdown table here too")
