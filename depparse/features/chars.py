@@ -348,7 +348,7 @@ def score_positions(tab, weights, bits):
     tab : numpy.ndarray of int64
         :func:`char_table` of the text.
     weights : numpy.ndarray, shape (2**bits, 3)
-        The tokenizer's weights (float32 or float16).
+        The tokenizer's weights (float32: Numba has no float16).
     bits : int
         Hash bits.
 
