@@ -19,7 +19,7 @@ from .learn.perceptron import train as _train
 from .model import Model
 from .paths import models_dir
 
-__all__ = ["DEFAULT_MODEL", "load", "train"]
+__all__ = ["DEFAULT_MODEL", "load", "shipped_models", "train"]
 
 DEFAULT_MODEL = "en_ewt_gs.npz"
 NAMES = {"en": DEFAULT_MODEL, "en_ewt": DEFAULT_MODEL, "default": DEFAULT_MODEL}
@@ -52,9 +52,19 @@ def load(path_or_name=None) -> Parser:
     """
     path = resolve_model(path_or_name)
     if not path.exists():
-        raise ModelError(f"{path}: model file not found (train one with `depparse train` or "
-                         "`make model`)")
+        names = ", ".join(f"{n} ({a})" if a else n for n, a in shipped_models())
+        raise ModelError(f"{path}: model file not found; shipped models: {names or 'none'}; "
+                         "or give the path of a model trained with `depparse train`")
     return Parser(Model.load(path), path=path)
+
+
+def shipped_models():
+    """``(name, aliases)`` of the models in the models folder."""
+    out = []
+    for p in sorted(models_dir().glob("*.npz")):
+        aliases = ", ".join(k for k, v in NAMES.items() if v == p.name)
+        out.append((p.stem, aliases))
+    return out
 
 
 def train(train_sentences, dev_sentences=None, *, checkpoint=None, resume=False, progress=True,

@@ -12,6 +12,8 @@ import os
 import stat
 import tempfile
 
+from .errors import UsageError
+
 __all__ = ["atomic_output"]
 
 
@@ -40,10 +42,13 @@ def atomic_output(path, mode: str = "wb", encoding: str | None = None):
 
     The new file keeps the permissions of the file it replaces (a new file gets
     ``0o666 & ~umask``, like ``open``); symlinks are followed.  On any exception the
-    temporary file is removed and ``path`` is left as it was.
+    temporary file is removed and ``path`` is left as it was.  A missing folder is a
+    :class:`~depparse.errors.UsageError` naming it (not a bare ``FileNotFoundError``).
     """
     target = os.path.realpath(os.fspath(path))
     directory = os.path.dirname(target) or "."
+    if not os.path.isdir(directory):
+        raise UsageError(f"{os.fspath(path)}: cannot write: folder {directory} does not exist")
     try:
         perm = stat.S_IMODE(os.stat(target).st_mode)
     except FileNotFoundError:

@@ -7,7 +7,7 @@ Outputs are written to a temporary file and renamed, so a failure never leaves a
 half-written file.  Recoverable deviations of the input (a byte-order mark, CRLF line ends)
 are accepted with a one-line warning.
 
-Scale-out: ``parse --jobs N`` parses in N worker processes (:mod:`depparse.parallel`);
+Scale-out: ``parse --jobs N`` parses in N worker processes (:mod:`depparse.inference.parallel`);
 ``parse --scheduler ADDRESS`` and ``train --scheduler ADDRESS`` run on a Dask cluster
 (:mod:`depparse.distributed`: sharded parsing; training by iterative parameter mixing).
 """
@@ -26,7 +26,7 @@ from dataclasses import fields
 from pathlib import Path
 
 from .config import DecodeConfig, ModelConfig, TrainConfig
-from .errors import ConfigError, ConlluWarning, DepparseError, UsageError
+from .errors import ConfigError, ConlluError, ConlluWarning, DepparseError, UsageError
 
 __all__ = ["add_config_flags", "build_parser", "configs_from_args", "main"]
 
@@ -36,8 +36,8 @@ CONFIGS = (ModelConfig, DecodeConfig, TrainConfig)
 
 
 def _add_common(p):
-    p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     p.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors")
+    p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
 
 
 def _flag(f) -> str:
@@ -56,28 +56,25 @@ def add_config_flags(p, command, model_defaults=False):
     defaults).  ``model_defaults``: the default is the loaded model's (``None`` here)."""
     for _, f in _cli_fields(command):
         m = f.metadata
-        help_ = m["help"]
-        if model_defaults:
-            help_ += f" (default: the model's; {f.default} unless trained otherwise)"
+        shown = m.get("shown") or ("none" if f.default is None else f.default)
         if f.type in ("bool", bool):
             if f.default:  # a flag that turns it off (e.g. --multi-root for single_root)
                 g = p.add_mutually_exclusive_group()
                 g.add_argument(_flag(f), dest=f.name, action="store_false",
-                               default=None if model_defaults else f.default, help=help_)
+                               default=None if model_defaults else f.default,
+                               help=m.get("flag_help") or m["help"])
                 if model_defaults:
                     g.add_argument("--" + f.name.replace("_", "-"), dest=f.name,
                                    action="store_true", default=None,
-                                   help=f"the opposite of {_flag(f)}")
+                                   help=m["help"] + " (default: the model's setting)")
             else:
                 p.add_argument(_flag(f), dest=f.name, action="store_true",
-                               default=None if model_defaults else f.default, help=help_)
+                               default=None if model_defaults else f.default,
+                               help=m["help"] + " (default: off)")
             continue
-        kind = {"int": int, "float": float, "str": str}.get(str(f.type).split(" ")[0],
-                                                             type(f.default))
-        if kind is type(None):
-            kind = float
-        if not model_defaults:
-            help_ += " (default: %(default)s)"
+        kind = {"int": int, "float": float, "str": str}[str(f.type).split(" ")[0]]
+        help_ = m["help"] + (f" (default: the model's; {shown} unless trained otherwise)"
+                             if model_defaults else f" (default: {shown})")
         p.add_argument(_flag(f), dest=f.name, type=kind, choices=m.get("choices"),
                        metavar=m.get("metavar"), default=None if model_defaults else f.default,
                        help=help_)
@@ -101,54 +98,109 @@ def configs_from_args(args, command, model_defaults=False):
     return out
 
 
+EXAMPLES = {
+    "train": """examples:
+  depparse train en_ewt-ud-train.conllu --dev en_ewt-ud-dev.conllu -o en.npz
+  depparse train train.conllu -o small.npz --model sib --epochs 4 --bits 20
+  depparse train train.conllu -o en.npz --resume          # continue after an interruption
+""",
+    "parse": """examples:
+  depparse parse input.conllu -o output.conllu             # the shipped English model
+  depparse parse - < input.conllu > output.conllu          # stdin to stdout
+  depparse parse input.conllu -o out.conllu --report run.json --jobs 2
+  depparse parse input.conllu -m my_model.npz --prune-threshold 1e-4 --prune-max-heads 10
+""",
+    "evaluate": """examples:
+  depparse evaluate gold.conllu output.conllu
+  depparse evaluate gold.conllu output.conllu --parse-report run.json --json
+""",
+    "report": """examples:
+  depparse report run.json                       # writes run_html/index.html
+  depparse report run.json -o report_folder/
+""",
+}
+
+
+def _sub(sub, name, help_, description):
+    return sub.add_parser(name, help=help_, description=description, epilog=EXAMPLES[name],
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
 def build_parser():
+    from . import __version__
+
     ap = argparse.ArgumentParser(
         prog="depparse",
         description="Non-projective dependency parsing with head automata and dual "
-                    "decomposition (Koo et al. 2010).")
-    sub = ap.add_subparsers(dest="command", required=True)
+                    "decomposition (Koo et al. 2010).  Every parse says whether it is "
+                    "proved to be the model's highest-scoring tree (a certificate).",
+        epilog="Run 'depparse COMMAND --help' for the options and an example of each command.")
+    ap.add_argument("--version", action="version", version=f"depparse {__version__}")
+    sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    t = sub.add_parser("train", help="train a model on a CoNLL-U treebank")
-    t.add_argument("--train", required=True, help="training CoNLL-U file")
-    t.add_argument("--dev", help="development CoNLL-U file (UAS/certificates per epoch)")
-    t.add_argument("--out", required=True, help="model file to write (.npz)")
+    t = _sub(sub, "train", "train a model on a CoNLL-U treebank",
+             "Train a parser (and its arc pruner and DEPREL labeler) on a CoNLL-U treebank "
+             "with gold trees.  A checkpoint is written after every epoch and removed when "
+             "the model is written.")
+    t.add_argument("train", nargs="?", metavar="TRAIN", help="training CoNLL-U file")
+    t.add_argument("--train", dest="train_flag", metavar="TRAIN", help=argparse.SUPPRESS)
+    t.add_argument("--dev", help="development CoNLL-U file: UAS and certificates after every "
+                                 "epoch, LAS at the end (default: none)")
+    t.add_argument("-o", "--output", metavar="MODEL", help="model file to write (.npz; required)")
+    t.add_argument("--out", dest="output", help=argparse.SUPPRESS)
     add_config_flags(t, "train")
     t.add_argument("--no-labeler", action="store_true",
                    help="do not train a DEPREL labeler (as --labeler-epochs 0)")
-    t.add_argument("--checkpoint", help="checkpoint file (default: OUT.ckpt.npz)")
+    t.add_argument("--checkpoint", metavar="FILE",
+                   help="checkpoint file (default: MODEL.ckpt.npz)")
+    t.add_argument("--keep-checkpoint", action="store_true",
+                   help="keep the checkpoint after the model is written (default: remove it)")
     t.add_argument("--resume", action="store_true", help="continue from the checkpoint")
     t.add_argument("--scheduler", metavar="ADDRESS",
                    help="train on a Dask cluster by iterative parameter mixing "
-                        "(McDonald et al. 2010), e.g. tcp://127.0.0.1:8786")
+                        "(McDonald et al. 2010), e.g. tcp://127.0.0.1:8786 (default: here)")
     t.add_argument("--shards", type=int,
                    help="with --scheduler: data shards (default: one per worker)")
     _add_common(t)
 
-    p = sub.add_parser("parse", help="parse CoNLL-U files")
+    p = _sub(sub, "parse", "parse CoNLL-U files",
+             "Parse CoNLL-U files: HEAD and DEPREL are filled in, every other byte is kept.  "
+             "A one-line summary goes to stderr.")
     p.add_argument("inputs", nargs="+", metavar="INPUT", help="CoNLL-U files ('-' = stdin)")
     p.add_argument("-o", "--output", help="output file (default: stdout)")
-    p.add_argument("--model", help="model file or name (default: the shipped English model)")
+    p.add_argument("-m", "--model", help="model file or shipped model name (default: "
+                                         "en_ewt_gs, the shipped English model)")
     add_config_flags(p, "parse", model_defaults=True)
-    p.add_argument("--report", help="write per-sentence certificates/iterations/times (JSON)")
+    p.add_argument("--report", metavar="REPORT.json",
+                   help="also write a parse report: per-sentence certificates, iterations, "
+                        "times (JSON; read by 'depparse report') (default: none)")
     p.add_argument("--jobs", type=int, default=1,
-                   help="worker processes (default 1; 0: one per CPU); same output as 1")
+                   help="worker processes (default: 1; 0: one per CPU); same output as 1")
     p.add_argument("--scheduler", metavar="ADDRESS",
-                   help="parse on a Dask cluster (e.g. tcp://127.0.0.1:8786)")
+                   help="parse on a Dask cluster (e.g. tcp://127.0.0.1:8786) (default: here)")
     p.add_argument("--skip-bad", action="store_true",
                    help="skip malformed sentences (listed on stderr as FILE:LINE: message) "
                         "and parse the others; the output holds the good sentences only")
     _add_common(p)
 
-    e = sub.add_parser("evaluate", help="UAS/LAS of a system file against a gold file")
-    e.add_argument("gold")
-    e.add_argument("system")
-    e.add_argument("--report", help="parse report (JSON) for the certificate rate")
+    e = _sub(sub, "evaluate", "UAS/LAS of a system file against a gold file",
+             "Score a parsed file against the gold file of the same sentences: UAS, LAS "
+             "(CoNLL 2018 definitions: every word, punctuation included; LAS compares the "
+             "universal part of DEPREL), both also without punctuation.")
+    e.add_argument("gold", metavar="GOLD", help="gold-standard CoNLL-U file")
+    e.add_argument("system", metavar="SYSTEM", help="parsed CoNLL-U file (same sentences)")
+    e.add_argument("--parse-report", "--report", dest="parse_report", metavar="REPORT.json",
+                   help="the parse report of SYSTEM ('depparse parse --report'): adds the "
+                        "certificate rate (default: none)")
     e.add_argument("--json", action="store_true", help="print the scores as JSON")
     _add_common(e)
 
-    r = sub.add_parser("report", help="HTML/PNG/Markdown report from a parse report")
-    r.add_argument("report")
-    r.add_argument("-o", "--out-dir", default=None, help="output folder (default: REPORT_html)")
+    r = _sub(sub, "report", "HTML/PNG/Markdown report from a parse report",
+             "Write an HTML page with figures, a Markdown summary and summary.json from a "
+             "parse report ('depparse parse --report').")
+    r.add_argument("report", metavar="REPORT.json", help="the parse report to render")
+    r.add_argument("-o", "--output", "--out-dir", dest="output", metavar="FOLDER",
+                   help="output folder (default: REPORT_html beside the report)")
     _add_common(r)
     return ap
 
@@ -167,18 +219,21 @@ def _read(path, on_error=None):
         errors.append(e)
         on_error(e)
 
-    if path == "-":
-        f = io.BytesIO(sys.stdin.buffer.read())
-        f.name = "<stdin>"
-        sents = read_conllu(f, on_error=_err if on_error else None)
-        path = "<stdin>"
-    else:
+    try:
+        if path == "-":
+            f = io.BytesIO(sys.stdin.buffer.read())
+            f.name = "<stdin>"
+            return read_conllu(f, on_error=_err if on_error else None)
         if os.path.isdir(path):
             raise UsageError(f"{path}: is a folder, not a CoNLL-U file")
         if not os.path.exists(path):
             raise UsageError(f"{path}: no such file")
-        sents = read_conllu(path, on_error=_err if on_error else None)
-    return sents
+        return read_conllu(path, on_error=_err if on_error else None)
+    except ConlluError as e:
+        if "tab-separated columns, found 1" in e.message:  # a line without a tab
+            e.message += (": the input must be CoNLL-U (10 tab-separated columns per word, "
+                          "https://universaldependencies.org/format.html)")
+        raise
 
 
 def _check_output(path, what="output"):
@@ -195,6 +250,11 @@ def _check_output(path, what="output"):
         raise UsageError(f"{path}: cannot write the {what}: folder {d} is not writable")
     if p.exists() and not os.access(p, os.W_OK):
         raise UsageError(f"{path}: cannot write the {what}: the file is read-only")
+
+
+def _count(k, noun):
+    """``"1 sentence"``, ``"2 sentences"``."""
+    return f"{k:,} {noun}{'' if k == 1 else 's'}"
 
 
 def _oserror(path, what, e):
@@ -256,7 +316,14 @@ def cmd_train(args):
     from .learn.data import check_training_sentences
     from .learn.perceptron import Trainer, train
 
-    for f in (args.train, args.dev):
+    if args.train and args.train_flag and args.train != args.train_flag:
+        raise UsageError("give the training file once (TRAIN or --train)")
+    train_file = args.train or args.train_flag
+    if not train_file:
+        raise UsageError("the training file is missing: depparse train TRAIN -o MODEL")
+    if not args.output:
+        raise UsageError("the model file to write is missing: depparse train TRAIN -o MODEL")
+    for f in (train_file, args.dev):
         if f and f != "-" and not os.path.exists(f):
             raise UsageError(f"{f}: no such file")
     if args.shards is not None and args.shards < 1:
@@ -267,13 +334,13 @@ def cmd_train(args):
         args.labeler_epochs = 0
     kw = configs_from_args(args, "train")
     cfg, dec, trc = (cls(**kw[cls]) for cls in CONFIGS)
-    out = Path(args.out)
+    out = Path(args.output)
     _check_output(out, "model")
     ckpt = args.checkpoint or str(out) + ".ckpt.npz"
     _check_output(ckpt, "checkpoint")
-    tr = _read(args.train)
+    tr = _read(train_file)
     if not tr:
-        raise UsageError(f"{args.train}: no sentences to train on (empty file)")
+        raise UsageError(f"{train_file}: no sentences to train on (empty file)")
     dv = _read(args.dev) if args.dev else None
     check_training_sentences(tr, "training", dec.single_root)
     if dv:
@@ -305,7 +372,43 @@ def cmd_train(args):
         m.save(out)
     except OSError as e:
         raise _oserror(out, "model", e) from None
+    log.info("%s", training_summary(m.info))
     log.info("model written to %s (%.1f MB)", out, out.stat().st_size / 1e6)
+    if args.keep_checkpoint:
+        log.info("checkpoint kept at %s (%.1f MB; --resume continues from it)", ckpt,
+                 os.path.getsize(ckpt) / 1e6)
+    elif os.path.exists(ckpt):
+        os.remove(ckpt)
+        log.info("checkpoint %s removed (--keep-checkpoint keeps it)", ckpt)
+
+
+def training_summary(info) -> str:
+    """The per-epoch table of a training run (from ``Model.info``), and the final dev scores."""
+    rows = [h for h in info.get("history", []) if "epoch" in h]
+    dev = any("dev_uas" in h for h in rows)
+    K = next((h["dev_max_iter"] for h in rows if "dev_max_iter" in h), None)
+    head = f"{'epoch':>5}  {'train UAS':>9}"
+    if dev:
+        head += f"  {'dev UAS':>7}  {'certified':>9}"
+    head += f"  {'seconds':>7}"
+    lines = ["training summary (train UAS: the predictions made during the epoch, before "
+             "each update" + (f"; dev certificates with at most {K:,} iterations" if dev else "")
+             + ")", head]
+    for h in rows:
+        line = f"{h['epoch']:>5}  {h.get('train_uas', float('nan')):>9.2f}"
+        if dev:
+            line += f"  {h.get('dev_uas', float('nan')):>7.2f}  {h.get('dev_cert', 0):>8.1f}%"
+        lines.append(line + f"  {h['train_seconds']:>7.0f}")
+    f = info.get("final_dev")
+    if f:
+        las = "" if f.get("las") is None else f", LAS {f['las']:.2f}"
+        lines.append(f"final model on dev (as 'depparse parse' decodes, at most "
+                     f"{f['max_iter']:,} iterations): UAS {f['uas']:.2f}{las}, certified "
+                     f"{f['cert']:.1f}%")
+    lines.append(f"total {info.get('total_seconds', 0):.0f} s (arc pruner "
+                 f"{info.get('pruner_seconds', 0):.0f} s, labeler "
+                 f"{info.get('labeler_seconds', 0):.0f} s)")
+    return "\n".join(lines)
 
 
 def cmd_parse(args):
@@ -358,10 +461,11 @@ def cmd_parse(args):
         timed = sum(bool(r.timed_out) for _, r in results)
         extra = f"; {timed} stopped by --time-limit" if timed else ""
         if bad:
-            extra += f"; skipped {len(bad)} malformed sentences"
-        print(f"depparse: parsed {len(sents)} sentences, {words} words in {dt:.2f} s "
-              f"({words / max(dt, 1e-9):.0f} words/s); certificates {cert}/{len(sents)} "
-              f"({100.0 * cert / max(1, len(sents)):.1f}%){extra}", file=sys.stderr)
+            extra += f"; skipped {_count(len(bad), 'malformed sentence')}"
+        print(f"depparse: parsed {_count(len(sents), 'sentence')}, {_count(words, 'word')} "
+              f"in {dt:.2f} s ({words / max(dt, 1e-9):.0f} words/s); certificates "
+              f"{cert}/{len(sents)} ({100.0 * cert / max(1, len(sents)):.1f}%){extra}",
+              file=sys.stderr)
 
 
 def cmd_evaluate(args):
@@ -371,26 +475,23 @@ def cmd_evaluate(args):
     system = _read(args.system)
     sc = evaluate(gold, system)
     rate = None
-    if args.report:
+    if args.parse_report:
         try:
-            with open(args.report, encoding="utf-8") as f:
+            with open(args.parse_report, encoding="utf-8") as f:
                 rate = certificate_rate(json.load(f))
         except FileNotFoundError:
-            raise UsageError(f"{args.report}: no such file") from None
+            raise UsageError(f"{args.parse_report}: no such file") from None
         except (ValueError, KeyError, TypeError) as e:  # not JSON, or a ReportError
-            raise UsageError(f"{args.report}: not a parse report ({e})") from None
+            raise UsageError(f"{args.parse_report}: not a parse report ({e})") from None
     if args.json:
         d = dict(sc.__dict__)
         if rate is not None:
             d["cert_rate"] = rate
         print(json.dumps(d))
         return
-    print(f"words      {sc.words}")
-    print(f"UAS        {sc.uas:.2f}")
-    print(f"LAS        {sc.las:.2f}")
-    print(f"UAS-nopunct {sc.uas_nopunct:.2f}")
+    print(sc.format())
     if rate is not None:
-        print(f"Cert%      {rate:.2f}")
+        print(f"{'certified':<15} {rate:6.2f}  (% of sentences with a certificate)")
 
 
 def cmd_report(args):
@@ -406,7 +507,7 @@ def cmd_report(args):
         raise UsageError(f"{args.report}: not valid JSON ({e.reason})") from None
     except json.JSONDecodeError as e:
         raise UsageError(f"{args.report}:{e.lineno}: not valid JSON ({e.msg})") from None
-    out = args.out_dir or (str(Path(args.report).with_suffix("")) + "_html")
+    out = args.output or (str(Path(args.report).with_suffix("")) + "_html")
     try:
         index = write_report(rep, out)
     except ReportError as e:

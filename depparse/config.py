@@ -32,15 +32,17 @@ MODEL_TYPES = ("mst", "sib", "gs")
 
 
 def setting(default, help, *, choices=None, lo=None, hi=None, flag=None, cli=("train",),
-            metavar=None, open_lo=False):
+            metavar=None, open_lo=False, flag_help=None, shown=None):
     """A dataclass field with its documentation and allowed values.
 
     ``lo``/``hi``: inclusive bounds (``open_lo``: ``lo`` itself excluded); ``flag``: the
-    command-line spelling (default ``--field-name``); ``cli``: the subcommands that have it
-    as a flag (``()``: none).
+    command-line spelling (default ``--field-name``); ``flag_help``: its help when the flag
+    does not say the same as ``help`` (a flag that turns a default-on setting off);
+    ``cli``: the subcommands that have it as a flag (``()``: none); ``shown``: how help
+    shows the default (when not the value itself).
     """
     meta = {"help": help, "choices": choices, "lo": lo, "hi": hi, "flag": flag, "cli": cli,
-            "metavar": metavar, "open_lo": open_lo}
+            "metavar": metavar, "open_lo": open_lo, "flag_help": flag_help, "shown": shown}
     if isinstance(default, (dict, list)):
         return field(default_factory=lambda: type(default)(default), metadata=meta)
     return field(default=default, metadata=meta)
@@ -157,9 +159,10 @@ class DecodeConfig(_Config):
                             cli=("train", "parse"))
     alpha: float = setting(0.001, "initial step size of the subgradient method (Koo et al. "
                            "App. A.1)", lo=0, open_lo=True, cli=())
-    single_root: bool = setting(True, "exactly one word attached to the root (as UD requires); "
-                                "--multi-root allows several", flag="--multi-root",
-                                cli=("train", "parse"))
+    single_root: bool = setting(True, "exactly one word attached to the root, as UD requires",
+                                flag="--multi-root", cli=("train", "parse"),
+                                flag_help="allow several words attached to the root "
+                                          "(default: exactly one, as UD requires)")
     projective: bool = setting(False, "decode with Eisner's projective algorithm instead of "
                                "Chu-Liu-Edmonds (Koo et al. Table 3)")
     prune_threshold: float = setting(1e-5, "sib/gs models: keep the heads whose pruner marginal "
@@ -185,7 +188,8 @@ class TrainConfig(_Config):
     loss_aug: float = setting(1.0, "cost-augmented training: bonus of every wrong arc "
                               "(0: plain)", lo=0.0)
     pa_c: float = setting(1.0, "PA-I aggressiveness cap C", lo=0.0, open_lo=True, cli=())
-    labeler_epochs: int = setting(8, "epochs of the DEPREL labeler (0: no labeler)", lo=0)
+    labeler_epochs: int | None = setting(None, "epochs of the DEPREL labeler (0: no labeler)",
+                                         lo=0, shown="as --epochs")
     pruner_epochs: int = setting(1, "epochs of the arc pruner", lo=1, cli=())
     pruner_folds: int = setting(4, "jackknife folds for pruning the training data (0 or 1: "
                                 "prune it with the final pruner)", lo=0, cli=())

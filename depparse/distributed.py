@@ -222,15 +222,15 @@ def _ipm_epoch(settings, w, shard, seed, epoch):
     """Worker task: one perceptron epoch over ``shard`` from the mixed weights ``w``.
 
     ``settings`` are the trainer's ``(config, decoding, training)``.  Returns
-    ``(idx, w_i[idx], acc_i[idx], c_i, mistakes)`` with ``idx`` the weights the epoch touched
-    (``w_i`` equals ``w`` and ``acc_i`` is 0 everywhere else).
+    ``(idx, w_i[idx], acc_i[idx], c_i, mistakes, correct)`` with ``idx`` the weights the epoch
+    touched (``w_i`` equals ``w`` and ``acc_i`` is 0 everywhere else).
     """
     t = _new_trainer(settings, seed)
     t.w = np.array(w, dtype=np.float64, copy=True)
     t.epoch = int(epoch)
-    mistakes = t.run_epoch(shard)
+    mistakes, correct = t.run_epoch(shard)
     idx = np.flatnonzero((t.w != w) | (t.acc != 0))
-    return idx, t.w[idx], t.acc[idx], float(t.c), int(mistakes)
+    return idx, t.w[idx], t.acc[idx], float(t.c), int(mistakes), int(correct)
 
 
 def _new_trainer(settings, seed, bits=None):
@@ -248,13 +248,14 @@ def _warm_trainer(settings, example):
 
 
 def mix(trainer, results):
-    """Fold the shards' results of one epoch into ``trainer`` (see the module docstring)."""
+    """Fold the shards' results of one epoch into ``trainer`` (see the module docstring);
+    returns the epoch's ``(mistakes, correct)`` summed over the shards."""
     w = trainer.w
     S = len(results)
     w_new = w.copy()
     c_new = trainer.c + sum(r[3] for r in results)
     extra = np.zeros_like(w)
-    for idx, wi, acci, ci, _ in results:
+    for idx, wi, acci, ci, _, _ in results:
         d = wi - w[idx]
         w_new[idx] += d / S
         extra[idx] += acci - ci * d
@@ -262,7 +263,7 @@ def mix(trainer, results):
     trainer.w = w_new
     trainer.c = c_new
     trainer.epoch += 1
-    return sum(r[4] for r in results)
+    return sum(r[4] for r in results), sum(r[5] for r in results)
 
 
 def shard_indices(n, shards, seed):
@@ -336,8 +337,8 @@ def train_distributed(train_sents, dev_sents=None, config=None, decoding=None, t
                             for k in range(S)]
                     results = client.gather(futs)
                     del futs, wf
-                mistakes = mix(trainer, results)
-                end_epoch(st, mistakes, time.perf_counter() - t0, checkpoint,
+                mistakes, correct = mix(trainer, results)
+                end_epoch(st, mistakes, correct, time.perf_counter() - t0, checkpoint,
                           label=f" (IPM, {S} shards)", ipm_shards=S)
         finally:
             if client is not None:

@@ -25,6 +25,7 @@ from depparse.conllu import (
 )
 from depparse.conllu import reader as conllu_reader
 from depparse.decode.trees import validate_tree
+from depparse.errors import UsageError
 
 # ---------------------------------------------------------------------------------------
 # helpers
@@ -635,7 +636,8 @@ def test_atomic_write_unwritable_directory(tmp_path: Path) -> None:
 
 
 def test_write_into_missing_directory(tmp_path: Path) -> None:
-    with pytest.raises(FileNotFoundError):
+    """A clear error naming the folder (the API's parse_file too), nothing written."""
+    with pytest.raises(UsageError, match=r"folder .*missing does not exist"):
         write_conllu(_parse(SMALL), tmp_path / "missing" / "out.conllu")
     assert _dir_listing(tmp_path) == []
 

@@ -4,9 +4,9 @@ A word's vector at a middle layer of the encoder (:mod:`depparse.encoding.minilm
 over its word pieces, is mapped to the nearest of ``K`` centroids (spherical k-means over the
 training words) and to a coarse class (k-means over the centroids).  The classes enter the
 arc, sibling and grandparent templates like Koo et al.'s (2008) word clusters do, and the
-labeler's templates as well (:mod:`depparse.features`).  The centroids are stored in the
-model (float16), so a model's classes never depend on anything but the encoder's weights,
-which are checked by their SHA-256.
+labeler's templates as well (:mod:`depparse.features.parts`, ``labels``).  The centroids are
+stored in the model (float16), so a model's classes never depend on anything but the
+encoder's weights, which are checked by their SHA-256.
 """
 
 from __future__ import annotations

@@ -178,7 +178,7 @@ def base_features(h, m, heads, lsib, rsib, nl, nr, cmask, form, lemma, upos, xpo
                              form[c]), d)
             k += 1
             break
-    # contextual word classes (depparse.encoder), when the model has them
+    # contextual word classes (depparse.encoding.context), when the model has them
     if cluster[0] != 0:
         mc = cluster[m] & CFINE
         hc = cluster[h] & CFINE

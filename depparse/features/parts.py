@@ -456,7 +456,7 @@ def build_parts(enc, keep, w, bits, order):
 
     Parameters
     ----------
-    enc : depparse.sentence.Encoded
+    enc : depparse.encoding.Encoded
     keep : (N, N) bool
         Kept arcs (pruning).
     w : float64 array of size ``2**bits``

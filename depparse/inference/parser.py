@@ -189,7 +189,7 @@ class Parser:
         time_limit : float, optional
             Seconds per sentence for dual decomposition (anytime decoding).
         jobs : int
-            Worker processes (:mod:`depparse.parallel`); the output is identical to ``jobs=1``.
+            Worker processes (:mod:`.parallel`); the output is identical to ``jobs=1``.
         return_results : bool
             Return ``(sentence, ParseResult)`` pairs instead of sentences.
         trace : bool, optional

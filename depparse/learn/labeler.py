@@ -116,6 +116,6 @@ def train_labeler(encoded, heads, rels, vocab, bits=20, epochs=8, seed=0):
             errors += train_step(heads_, bases, counts, upos, gold, w, acc, c, mask, nlabels)
             words += len(gold) - 1
             c += 1.0
-        log.info("labeler epoch %d: %.2f%% training errors, %.1f s", ep + 1,
-                 100.0 * errors / max(1, words), time.perf_counter() - t0)
+        log.info("labeler epoch %d/%d: %.2f%% of the training labels wrong, %.1f s", ep + 1,
+                 epochs, 100.0 * errors / max(1, words), time.perf_counter() - t0)
     return w - acc / max(c, 1.0)

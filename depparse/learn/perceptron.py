@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,7 @@ from ..encoding.context import ContextClasses
 from ..encoding.minilm import word_vectors
 from ..encoding.vocab import Vocabularies
 from ..errors import CheckpointError
+from ..evaluate import evaluate
 from ..features.parts import build_parts, structure_features
 from ..inference.parser import Parser, tree_decoder
 from ..inference.pruning import candidate_arcs
@@ -90,7 +92,11 @@ class Trainer:
 
     # -- one example -----------------------------------------------------------------------
     def step(self, enc, heads, keep):
-        """Decode one example with the current weights and update on a mistake."""
+        """Decode one example with the current weights and update on a mistake.
+
+        Returns ``(mistake, correct)``: whether the prediction differed, and how many of its
+        arcs are gold arcs.
+        """
         cfg, dec, tr = self.config, self.decoding, self.training
         order = cfg.order
         mask = np.uint64((1 << cfg.bits) - 1)
@@ -130,19 +136,27 @@ class Trainer:
                 update(self.w, self.acc, self.c, gidx, scale)
                 update(self.w, self.acc, self.c, pidx, -scale)
         self.c += 1.0
-        return bool(diff.any())
+        return bool(diff.any()), int((pmods & gmods).sum())
 
     def run_epoch(self, data, progress=None):
-        """One pass over ``data`` (list of (enc, heads, keep)) in the epoch's seeded order."""
+        """One pass over ``data`` (list of (enc, heads, keep)) in the epoch's seeded order.
+
+        Returns ``(mistakes, correct)``: the sentences whose prediction differed from the
+        gold structure (and caused an update), and the predicted arcs that were gold (the
+        training UAS of the epoch is ``correct / words``; predictions are made before each
+        update, by cost-augmented decoding).
+        """
         order = np.random.default_rng([self.seed, self.epoch]).permutation(len(data))
-        mistakes = 0
+        mistakes = correct = 0
         for j, i in enumerate(order):
             enc, heads, keep = data[i]
-            mistakes += self.step(enc, heads, keep)
+            wrong, right = self.step(enc, heads, keep)
+            mistakes += wrong
+            correct += right
             if progress is not None:
                 progress(j + 1, enc.n)
         self.epoch += 1
-        return mistakes
+        return mistakes, correct
 
     # -- checkpoints -----------------------------------------------------------------------
     def save_checkpoint(self, path):
@@ -210,10 +224,13 @@ def _jackknife_keep_masks(config, decoding, encoded, heads, folds, pruner_epochs
         return None
     fold_of = np.random.default_rng([seed, 991]).permutation(len(encoded)) % folds
     keep = [None] * len(encoded)
+    log.info("pruning the training data with %d jackknifed pruners, each trained on the "
+             "other %d folds", folds, folds - 1)
     for f in range(folds):
         tr = [i for i in range(len(encoded)) if fold_of[i] != f]
         pw = train_pruner([encoded[i] for i in tr], [heads[i] for i in tr],
-                          bits=config.pruner_bits, epochs=pruner_epochs, seed=seed + 1 + f)
+                          bits=config.pruner_bits, epochs=pruner_epochs, seed=seed + 1 + f,
+                          label=f"jackknife pruner {f + 1}/{folds}")
         for i in np.flatnonzero(fold_of == f):
             k = candidate_arcs(encoded[i], pw, config.pruner_bits, decoding.prune_threshold,
                                decoding.prune_max_heads, decoding.single_root)
@@ -270,13 +287,15 @@ def train(train_sents, dev_sents=None, config: ModelConfig | None = None,
     st = prepare(train_sents, dev_sents, config, decoding, training, checkpoint, resume)
     trainer, data = st.trainer, st.data
     epochs = trainer.training.epochs
+    # a progress bar only on a terminal: in a log file its carriage returns are noise
+    bars = progress and sys.stderr.isatty()
     while trainer.epoch < epochs:
         t0 = time.perf_counter()
         bar = tqdm(total=len(data), desc=f"epoch {trainer.epoch + 1}/{epochs}", unit="sent",
-                   disable=not progress, leave=False, mininterval=1.0)
-        mistakes = trainer.run_epoch(data, progress=lambda j, n, bar=bar: bar.update(1))
+                   disable=not bars, leave=False, mininterval=1.0)
+        mistakes, correct = trainer.run_epoch(data, progress=lambda j, n, bar=bar: bar.update(1))
         bar.close()
-        end_epoch(st, mistakes, time.perf_counter() - t0, checkpoint)
+        end_epoch(st, mistakes, correct, time.perf_counter() - t0, checkpoint)
     return finish(st, train_sents, t_start)
 
 
@@ -288,6 +307,7 @@ class Setup:
     parser: Parser
     data: list  # (encoded, heads, keep) per training sentence
     dev: list | None
+    dev_sents: list | None
     encoded: list
     heads: list
     t_prune: float
@@ -339,7 +359,7 @@ def prepare(train_sents, dev_sents, config=None, decoding=None, training=None, c
         pruner = None
         if config.order > 0:
             t0 = time.perf_counter()
-            pruner = train_pruner(encoded, heads, bits=config.pruner_bits,
+            pruner = train_pruner(encoded, heads, bits=config.pruner_bits, label="arc pruner",
                                   epochs=training.pruner_epochs, seed=seed)
             t_prune = time.perf_counter() - t0
             log.info("pruner trained in %.1f s", t_prune)
@@ -364,26 +384,30 @@ def prepare(train_sents, dev_sents, config=None, decoding=None, training=None, c
                                     "pruner_heads_per_word": kept / words})
         log.info("pruner on dev: gold-arc recall %.2f%%, %.2f heads per word",
                  100.0 * hit / words, kept / words)
-    return Setup(trainer, parser, data, dev, encoded, heads, t_prune,
+    return Setup(trainer, parser, data, dev, dev_sents or None, encoded, heads, t_prune,
                  sum(e.n for e in encoded))
 
 
-def end_epoch(st: Setup, mistakes, seconds, checkpoint, label="", **extra):
+def end_epoch(st: Setup, mistakes, correct, seconds, checkpoint, label="", **extra):
     """Record an epoch (dev UAS and certificates when there is dev data), log, checkpoint."""
     trainer = st.trainer
     epochs = trainer.training.epochs
     n = len(st.data)
-    rec = {"epoch": trainer.epoch, "mistakes": mistakes, "train_seconds": seconds,
+    rec = {"epoch": trainer.epoch, "mistakes": mistakes,
+           "train_uas": 100.0 * correct / max(1, st.nwords), "train_seconds": seconds,
            "sent_per_sec": n / seconds, "words_per_sec": st.nwords / seconds, **extra}
+    K = trainer.training.dev_max_iter
     if st.dev is not None:
         rec.update({"dev_" + k: v for k, v in
-                    evaluate_heads(st.parser, st.dev, trainer.averaged(),
-                                   trainer.training.dev_max_iter).items()})
+                    evaluate_heads(st.parser, st.dev, trainer.averaged(), K).items()})
+        rec["dev_max_iter"] = K
     trainer.history.append(rec)
-    msg = (f"epoch {trainer.epoch}/{epochs}{label}: {n / seconds:.0f} sent/s, "
-           f"{mistakes} mistakes")
+    msg = (f"epoch {trainer.epoch}/{epochs}{label}: {seconds:.0f} s; training sentences "
+           f"parsed wrong {100.0 * mistakes / max(1, n):.1f}% ({mistakes:,} of {n:,}), "
+           f"training UAS {rec['train_uas']:.2f}")
     if st.dev is not None:
-        msg += f", dev UAS {rec['dev_uas']:.2f}, dev cert {rec['dev_cert']:.1f}%"
+        msg += (f"; dev UAS {rec['dev_uas']:.2f}, certified {rec['dev_cert']:.1f}% "
+                f"(at most {K:,} iterations; parsing allows {trainer.decoding.max_iter:,})")
     log.info(msg)
     if checkpoint:
         trainer.save_checkpoint(checkpoint)
@@ -394,17 +418,42 @@ def finish(st: Setup, train_sents, t_start, **extra) -> Model:
     labeler = None
     t_lab = 0.0
     tr = st.trainer.training
-    if tr.labeler_epochs > 0:
+    lab_epochs = tr.epochs if tr.labeler_epochs is None else tr.labeler_epochs
+    if lab_epochs > 0:
         t0 = time.perf_counter()
         labeler = train_labeler(st.encoded, st.heads, [s.rels for s in train_sents],
                                 st.trainer.vocab, bits=st.trainer.config.labeler_bits,
-                                epochs=tr.labeler_epochs, seed=tr.seed)
+                                epochs=lab_epochs, seed=tr.seed)
         t_lab = time.perf_counter() - t0
         log.info("labeler trained in %.1f s", t_lab)
     info = {"history": st.trainer.history, "train_sentences": len(st.data),
             "train_words": st.nwords, "pruner_seconds": st.t_prune, "labeler_seconds": t_lab,
-            "training": tr.to_dict(), "seed": tr.seed, "epochs": tr.epochs,
-            "total_seconds": time.perf_counter() - t_start, **extra}
+            "training": tr.to_dict(), "seed": tr.seed, "epochs": tr.epochs, **extra}
     model = st.trainer.model(averaged=True, info=info)
     model.labeler = labeler
+    if st.dev is not None:
+        info["final_dev"] = _final_dev(model, st.dev, st.dev_sents)
+    info["total_seconds"] = time.perf_counter() - t_start
     return model
+
+
+def _final_dev(model, dev, dev_sents):
+    """The finished model (averaged weights, labeler) on the dev data, decoded as ``depparse
+    parse`` decodes: UAS, LAS (when there is a labeler) and certificates at the model's K."""
+    t0 = time.perf_counter()
+    p = Parser(model)
+    parsed, cert = [], 0
+    for (enc, _, keep), s in zip(dev, dev_sents, strict=True):
+        r = p.decode(enc, keep=keep)
+        cert += r.certificate
+        rels = p.labeler.label_strings(enc, r.heads) if p.labeler else s.rels
+        parsed.append(s.with_parse(r.heads, rels))
+    sc = evaluate(dev_sents, parsed)
+    out = {"uas": sc.uas, "las": sc.las if p.labeler else None,
+           "cert": 100.0 * cert / max(1, len(dev)), "max_iter": model.decoding.max_iter,
+           "seconds": time.perf_counter() - t0}
+    las = "" if out["las"] is None else f", LAS {out['las']:.2f}"
+    log.info("final model on dev: UAS %.2f%s, certified %.1f%% (at most %s iterations, as "
+             "in parsing), %.0f s", out["uas"], las, out["cert"], f"{out['max_iter']:,}",
+             out["seconds"])
+    return out

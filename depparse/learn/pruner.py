@@ -45,7 +45,7 @@ def _adagrad_step(form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr, fe
                 w[j] += lr * g / np.sqrt(G[j])
 
 
-def train_pruner(encoded, gold_heads, bits=22, epochs=1, lr=0.1, seed=0, progress=None):
+def train_pruner(encoded, gold_heads, bits=22, epochs=1, lr=0.1, seed=0, label="pruner"):
     """Train the pruner by AdaGrad on the conditional log-likelihood.
 
     Parameters
@@ -59,8 +59,8 @@ def train_pruner(encoded, gold_heads, bits=22, epochs=1, lr=0.1, seed=0, progres
         AdaGrad learning rate.
     seed : int
         Seed of the per-epoch shuffles.
-    progress : callable, optional
-        Called with ``(epoch, i, total)`` now and then.
+    label : str
+        Name in the log lines (e.g. which jackknife fold).
 
     Returns
     -------
@@ -82,6 +82,7 @@ def train_pruner(encoded, gold_heads, bits=22, epochs=1, lr=0.1, seed=0, progres
             hd = gold_heads[i]
             ll += float(np.log(np.maximum(mu[hd[1:], np.arange(1, e.n + 1)], 1e-300)).sum())
             _adagrad_step(*e.arrays(), w, G, mask, mu, hd, lr)
-        log.info("pruner epoch %d: mean gold-arc log-marginal %.4f, %.1f s", ep + 1,
-                 ll / max(1, sum(e.n for e in encoded)), time.perf_counter() - t0)
+        log.info("%s epoch %d/%d: mean log-probability of a gold arc %.4f, %.1f s", label,
+                 ep + 1, epochs, ll / max(1, sum(e.n for e in encoded)),
+                 time.perf_counter() - t0)
     return w
