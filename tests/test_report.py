@@ -13,6 +13,7 @@ import pytest
 from depparse.evaluate import certificate_rate
 from depparse.report import (
     FIGURES,
+    VERSION,
     cap_grid,
     load_report,
     summarize_report,
@@ -416,7 +417,8 @@ def _broken(edit) -> dict:
     ("edit", "message"),
     [
         (lambda r: r.update(format="something-else"), r"'format' is 'something-else'"),
-        (lambda r: r.update(version=2), r"version 2, newer than this depparse reads"),
+        (lambda r: r.update(version=VERSION + 1),
+         rf"version {VERSION + 1}, newer than this depparse reads"),
         (lambda r: r.update(version="1"), r"'version' must be a positive integer"),
         (lambda r: r.pop("max_iter"), r"missing key\(s\) 'max_iter'"),
         (lambda r: r["summary"].pop("cert_rate"), r"'summary' is missing key\(s\) 'cert_rate'"),

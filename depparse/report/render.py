@@ -42,7 +42,7 @@ from ..atomic import atomic_output
 from .schema import ReportSentence, read_sentences
 from .stats import hardest, summarize
 
-__all__ = ["FIGURES", "write_report"]
+__all__ = ["FIGURES", "INTRO", "write_report"]
 
 #: Every figure file name this module may write, in page order.
 FIGURES = (
@@ -74,8 +74,9 @@ def _plot_cap_curve(summary: dict[str, Any]) -> bytes:
     ks = [row["K"] for row in curve]
     fig = _figure()
     ax = fig.add_subplot()
-    ax.plot(ks, [row["cert_pct"] for row in curve], "o-", label="% certificates")
-    ax.plot(ks, [row["match_pct"] for row in curve], "s--", label=f"% match K={ks[-1]}")
+    ax.plot(ks, [row["cert_pct"] for row in curve], "o-", label="% proved optimal (certified)")
+    ax.plot(ks, [row["match_pct"] for row in curve], "s--",
+            label=f"% same tree as with K={ks[-1]:,}")
     if summary["uas"] is not None:
         ax.plot(ks, [row["uas"] for row in curve], "^-", label="UAS")
     ax.set_xscale("log")
@@ -88,7 +89,7 @@ def _plot_cap_curve(summary: dict[str, Any]) -> bytes:
 
 
 def _plot_recomputed(summary: dict[str, Any]) -> bytes:
-    from matplotlib.ticker import LogFormatter
+    from matplotlib.ticker import NullFormatter
 
     rec = summary["recomputed"]
     its = rec["iterations"]
@@ -104,8 +105,12 @@ def _plot_recomputed(summary: dict[str, Any]) -> bytes:
     ax2.step(its, rec["running"], where="post", color="C1", alpha=0.7)
     ax2.set_ylabel("sentences still running", color="C1")
     ax2.set_yscale("log")
-    ax2.yaxis.set_major_formatter(LogFormatter())
-    ax2.yaxis.set_minor_formatter(LogFormatter(labelOnlyBase=False))
+    top = max(rec["running"])
+    # ticks at the powers of ten below the number of sentences, and at that number itself
+    ticks = [10 ** e for e in range(len(str(top))) if 10 ** e < top] + [top]
+    ax2.set_ylim(0.8, top * 1.25)
+    ax2.set_yticks(ticks, [f"{t:,}" for t in ticks])
+    ax2.yaxis.set_minor_formatter(NullFormatter())
     ax.set_title("Lazy decoding: head automata recomputed (Koo et al. 2010, Fig. 3)")
     ax.grid(True, alpha=0.3)
     return _png(fig)
@@ -128,9 +133,9 @@ def _plot_histogram(summary: dict[str, Any]) -> bytes:
             fontsize=8,
         )
     ax.set_xticks(range(len(rows)), labels, rotation=30)
-    ax.set_xlabel("iterations to certificate")
+    ax.set_xlabel("iterations until proved optimal (certificate)")
     ax.set_ylabel("% of sentences")
-    ax.set_title("Iterations to certificate (buckets of Rush et al. 2010, Table 1)")
+    ax.set_title("How many iterations the proofs took")
     ax.grid(True, axis="y", alpha=0.3)
     return _png(fig)
 
@@ -139,21 +144,29 @@ def _plot_uas_by_length(summary: dict[str, Any]) -> bytes:
     rows = summary["uas_by_length"]
     fig = _figure()
     ax = fig.add_subplot()
+    labeled = any(r.get("las") is not None for r in rows)
+    width = 0.4 if labeled else 0.8
+    x = np.arange(len(rows))
     vals = [r["uas"] if r["uas"] is not None else 0.0 for r in rows]
-    bars = ax.bar(range(len(rows)), vals, color="C2")
+    bars = ax.bar(x - (width / 2 if labeled else 0), vals, width, color="C2", label="UAS")
+    if labeled:
+        ax.bar(x + width / 2, [r["las"] or 0.0 for r in rows], width, color="C4", label="LAS")
+        ax.legend(loc="lower left")
     for bar, r in zip(bars, rows, strict=True):
         ax.annotate(
             f"{r['sentences']} sent.",
-            (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+            (bar.get_x() + (bar.get_width() if labeled else bar.get_width() / 2),
+             bar.get_height()),
             ha="center",
             va="bottom",
             fontsize=8,
         )
-    ax.set_xticks(range(len(rows)), [r["bucket"] for r in rows])
+    ax.set_xticks(x, [r["bucket"] for r in rows])
     ax.set_xlabel("sentence length (words)")
-    ax.set_ylabel("UAS (%)")
+    ax.set_ylabel("%")
     ax.set_ylim(0, 105)
-    ax.set_title("UAS by sentence length (punctuation included)")
+    ax.set_title(("UAS and LAS" if labeled else "UAS") + " by sentence length "
+                 "(punctuation included)")
     ax.grid(True, axis="y", alpha=0.3)
     return _png(fig)
 
@@ -162,24 +175,35 @@ def _plot_traces(hardest: list[ReportSentence]) -> bytes:
     cols = 2 if len(hardest) > 1 else 1
     rows = (len(hardest) + 1) // 2
     fig = _figure(5.0 * cols, 3.6 * rows, layout=None)  # fixed margins: much faster here
-    fig.subplots_adjust(left=0.08, right=0.97, bottom=0.1, top=0.86, wspace=0.25, hspace=0.55)
+    fig.subplots_adjust(left=0.1, right=0.97, bottom=0.1, top=0.86, wspace=0.3, hspace=0.6)
     for i, s in enumerate(hardest):
         ax = fig.add_subplot(rows, cols, i + 1)
         its = np.arange(1, s.dual.size + 1)
         dual = np.where(np.isfinite(s.dual), s.dual, np.nan)
-        ax.plot(its, dual, "-", label="dual L(u)")
-        if s.primal.size:
-            primal = np.where(np.isfinite(s.primal), s.primal, np.nan)
-            ax.plot(its, primal, ".", ms=3, alpha=0.6, label="primal f(y)")
-            ax.plot(its, np.fmax.accumulate(primal), "--", label="best primal")
+        primal = np.where(np.isfinite(s.primal), s.primal, np.nan) if s.primal.size else None
+        if primal is not None and primal.size == dual.size:
+            # the gap between the upper bound and the best tree so far: zero is a proof
+            gap = dual - np.fmax.accumulate(primal)
+            floor = 1e-6 * max(1.0, float(np.nanmax(np.abs(dual))))
+            ax.plot(its, np.maximum(gap, floor), "-", color="C0")
+            ax.set_yscale("log")
+            ax.set_ylabel("gap (bound - best tree)")
+            closed = np.flatnonzero(gap <= floor)
+            if closed.size:
+                ax.axvline(its[closed[0]], color="C2", ls="--", lw=1, label="gap closed")
+                ax.legend(fontsize=7)
+        else:
+            ax.plot(its, dual, "-", label="upper bound L(u)")
+            ax.legend(fontsize=7)
         if its.size > 100:
             ax.set_xscale("log")
-        cert = "certified" if s.certificate else "no certificate"
-        ax.set_title(f"{s.label}\nn={s.n}, {s.iterations} it., {cert}", fontsize=9)
+        cert = "proved optimal" if s.certificate else "not proved"
+        ax.set_title(f"{s.label}\n{s.n} words, {s.iterations:,} iterations, {cert}",
+                     fontsize=9)
         ax.set_xlabel("iteration")
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=7)
-    fig.suptitle("Dual and primal traces of the hardest sentences")
+        ax.grid(True, which="both", alpha=0.3)
+    fig.suptitle("The sentences that took longest: gap between the upper bound and the best "
+                 "tree found so far (log scale)", fontsize=10)
     return _png(fig)
 
 
@@ -228,14 +252,15 @@ def _sections(summary: dict[str, Any], figures: set[str]) -> list[_Section]:
         )
     out.append(
         _Section(
-            "Certificates and UAS vs. the iteration cap K",
+            "Proofs and accuracy against the iteration cap K",
             _image(figures, "cap_curve.png"),
-            "For each cap K: the percentage of sentences certified within K iterations "
-            "(certificate and iterations ≤ K), the UAS of the best-primal trees found within "
-            "the first K iterations, and the percentage of sentences whose tree at cap K is "
-            "already the final tree (Koo et al. 2010, Fig. 4 and Sec. 7.5).",
+            "If the parser were stopped after K iterations (--max-iter K): the percentage "
+            "of sentences proved optimal by then, the UAS of the trees it would return (for "
+            "each sentence the highest-scoring tree found in the first K iterations), and "
+            "the percentage of sentences whose tree would already be the final one (Koo et "
+            "al. 2010, Fig. 4 and Sec. 7.5).",
             note,
-            ("K", "certified", "% certified", "UAS", f"% match K={caps[-1]}"),
+            ("K", "proved", "% proved", "UAS", f"% same tree as K={caps[-1]:,}"),
             [
                 (r["K"], r["certified"], _f(r["cert_pct"]), _f(r["uas"]), _f(r["match_pct"]))
                 for r in summary["cap_curve"]
@@ -246,11 +271,12 @@ def _sections(summary: dict[str, Any], figures: set[str]) -> list[_Section]:
     rec = summary["recomputed"]
     out.append(
         _Section(
-            "Head automata recomputed per iteration",
+            "Work per iteration: head automata recomputed",
             _image(figures, "recomputed.png"),
-            "Average percentage of head automata that lazy decoding had to re-decode at each "
-            "iteration, over the sentences still running at that iteration (right axis: how "
-            "many). Koo et al. 2010, Fig. 3 and Sec. 7.4."
+            "Each iteration re-decodes only the head automata (one per word: its children) "
+            "whose scores changed; the curve is the average percentage re-decoded at each "
+            "iteration, over the sentences still running then (right axis: how many). Koo "
+            "et al. 2010, Fig. 3 and Sec. 7.4."
             + (f" Overall mean: {_f(rec['overall_mean_pct'])}%." if rec else ""),
             None if rec else "No dual-decomposition traces in the report (e.g. an mst model).",
             ("iteration", "% recomputed", "sentences running"),
@@ -260,12 +286,12 @@ def _sections(summary: dict[str, Any], figures: set[str]) -> list[_Section]:
 
     out.append(
         _Section(
-            "Iterations to certificate",
+            "How many iterations the proofs took",
             _image(figures, "iterations_histogram.png"),
-            "Percentage of sentences certified after a number of iterations in each bucket of "
-            "Rush et al. 2010, Table 1 (its last bucket, printed 20-50, is read as 21-50; 51+ "
-            f"is added for caps above 50), and the sentences without a certificate at the cap "
-            f"K = {summary['max_iter']} (Table 1's **). Bar labels are sentence counts.",
+            "Percentage of sentences proved optimal after 1, 2, 3, 4, 5-10, 11-20, 21-50 or "
+            "more iterations (the ranges of Rush et al. 2010, Table 1, with 51+ added for "
+            "caps above 50), and of the sentences not proved within the cap "
+            f"K = {summary['max_iter']:,}. Bar labels are sentence counts.",
             None,
             ("iterations", "sentences", "%"),
             [(r["bucket"], r["count"], _f(r["pct"])) for r in summary["iteration_histogram"]],
@@ -274,14 +300,16 @@ def _sections(summary: dict[str, Any], figures: set[str]) -> list[_Section]:
 
     out.append(
         _Section(
-            "UAS by sentence length",
+            "Accuracy by sentence length",
             _image(figures, "uas_by_length.png"),
-            "UAS of the final trees by sentence length (words), punctuation included, with "
-            "the certificate rate of each bucket.",
-            None if has_gold else "No gold heads in the input: UAS by length is not plotted.",
-            ("length", "sentences", "words", "% certified", "UAS"),
+            "UAS (and LAS, when the input has gold labels and the model a labeler) of the "
+            "final trees by sentence length in words, punctuation included; the table adds "
+            "each length's percentage of sentences proved optimal.",
+            None if has_gold else "No gold heads in the input: accuracy is not plotted.",
+            ("length", "sentences", "words", "% proved", "UAS", "LAS"),
             [
-                (r["bucket"], r["sentences"], r["words"], _f(r["cert_pct"]), _f(r["uas"]))
+                (r["bucket"], r["sentences"], r["words"], _f(r["cert_pct"]), _f(r["uas"]),
+                 _f(r.get("las")))
                 for r in summary["uas_by_length"]
             ],
         )
@@ -290,16 +318,20 @@ def _sections(summary: dict[str, Any], figures: set[str]) -> list[_Section]:
     hard = summary["hardest"]
     out.append(
         _Section(
-            "Dual and primal traces of the hardest sentences",
+            "The sentences that took longest",
             _image(figures, "traces.png"),
-            "The sentences that ran the most iterations: the dual objective L(u^(k)) (an upper "
-            "bound on the best tree score) and the full-model score f(y^(k)) of each "
-            "iteration's tree, with the best primal so far. A certificate closes the gap.",
+            "The sentences that ran the most iterations. At every iteration dual "
+            "decomposition has an upper bound on the score of any tree (the dual value "
+            "L(u)) and proposes a tree; the plot shows the gap between the bound and the "
+            "best tree proposed so far, on a log scale. A gap of zero proves that tree "
+            "optimal; a sentence stopped at the cap with a gap left is returned unproved "
+            "(its tree is the best one found).",
             None if hard else "No dual-decomposition traces in the report.",
-            ("sentence", "n", "iterations", "certified", "final dual", "best primal", "gap"),
+            ("sentence", "words", "iterations", "proved", "upper bound", "best tree score",
+             "gap"),
             [
                 (
-                    f"{os.path.basename(h['file'])}#{h['index']}"
+                    f"{os.path.basename(h['file'])}, sentence {h['index'] + 1}"
                     + (f" ({h['sent_id']})" if h["sent_id"] else ""),
                     h["n"],
                     h["iterations"],
@@ -321,17 +353,24 @@ def _overview(summary: dict[str, Any]) -> list[tuple[str, str]]:
     rows = [
         ("model", f"{model.get('model', '?')} ({model.get('path', '?')})"),
         ("inputs", ", ".join(summary["inputs"]) or "–"),
-        ("iteration cap K", str(summary["max_iter"])),
+        ("iteration cap K", f"{summary['max_iter']:,}"),
         ("single root", "yes" if summary["single_root"] else "no"),
-        ("sentences", str(summary["sentences"])),
-        ("words", str(summary["words"])),
-        ("certified", f"{summary['certified']} ({_f(summary['cert_rate'])}%)"),
+        ("sentences", f"{summary['sentences']:,}"),
+        ("words", f"{summary['words']:,}"),
+        ("proved optimal (certificate)",
+         f"{summary['certified']:,} ({_f(summary['cert_rate'])}%)"),
         ("mean iterations", _f(summary["mean_iterations"])),
         (
             "UAS (punctuation included)",
             "– (no gold heads)"
             if summary["uas"] is None
-            else f"{_f(summary['uas'])} ({summary['uas_correct']}/{summary['uas_words']})",
+            else f"{_f(summary['uas'])} ({summary['uas_correct']:,}/{summary['uas_words']:,})",
+        ),
+        (
+            "LAS (punctuation included)",
+            "– (no gold labels, or no labeler)"
+            if summary.get("las") is None
+            else f"{_f(summary['las'])} ({summary['las_correct']:,}/{summary['las_words']:,})",
         ),
         ("parse time", f"{_f(given['seconds'])} s ({_f(given['words_per_sec'], 1)} words/s)"),
     ]
@@ -339,7 +378,7 @@ def _overview(summary: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def _markdown(summary: dict[str, Any], sections: list[_Section]) -> str:
-    lines = ["# depparse parse report", ""]
+    lines = ["# depparse parse report", "", INTRO, ""]
     lines += _md_table(("", ""), _overview(summary))
     for i, sec in enumerate(sections, 1):
         lines += [f"## {i}. {sec.title}", ""]
@@ -353,6 +392,16 @@ def _markdown(summary: dict[str, Any], sections: list[_Section]) -> str:
     return "\n".join(lines)
 
 
+#: What a certificate is, in plain words, at the top of the page.
+INTRO = (
+    "A certificate (a proof of optimality) means that the tree depparse returned is provably "
+    "the highest-scoring tree under the model: no other tree of the sentence scores higher. "
+    "It does not mean the tree is correct, only that the parser found the best answer its "
+    "model allows; the accuracy (UAS, LAS) against the gold trees says how often that answer "
+    "is right. A sentence without a certificate got the best tree found before the "
+    "iteration cap, which may or may not be the highest-scoring one."
+)
+
 _CSS = """
 body { font-family: sans-serif; max-width: 60em; margin: 2em auto; padding: 0 1em; }
 table { border-collapse: collapse; margin: 0.5em 0 1.5em; }
@@ -363,6 +412,7 @@ figure { margin: 1em 0; }
 figure img { max-width: 100%; }
 figcaption { color: #333; font-size: 0.95em; margin-top: 0.4em; }
 .note { color: #8a4b00; font-style: italic; }
+.intro { background: #f4f8ff; border-left: 4px solid #4a78c2; padding: 0.6em 0.9em; }
 """
 
 
@@ -388,6 +438,7 @@ def _html(summary: dict[str, Any], sections: list[_Section]) -> str:
         "</head>",
         "<body>",
         "<h1>depparse parse report</h1>",
+        f'<p class="intro">{e(INTRO)}</p>',
     ]
     out += _html_table(None, _overview(summary))
     for i, sec in enumerate(sections, 1):

@@ -24,8 +24,9 @@ __all__ = ["FORMAT", "ReportSentence", "SUMMARY_KEYS", "VERSION", "build_report"
 
 #: The ``format`` value of a parse report.
 FORMAT = "depparse-report"
-#: The newest report version this module reads.
-VERSION = 1
+#: The newest report version this module reads (2: optional per-sentence ``rels`` and
+#: ``gold_rels``; version-1 reports are read as they are).
+VERSION = 2
 
 _TOP_KEYS = ("model", "max_iter", "single_root", "inputs", "summary", "sentences")
 SUMMARY_KEYS = ("sentences", "words", "certified", "cert_rate", "seconds", "words_per_sec")
@@ -99,6 +100,8 @@ class ReportSentence:
     change_heads: list[np.ndarray]
     heads: np.ndarray
     gold: np.ndarray | None
+    rels: list | None = None  # predicted DEPREL (index 0 ""), when the report has them
+    gold_rels: list | None = None
 
     def tree_at(self, cap: int) -> np.ndarray:
         """Best-primal tree within the first ``cap`` iterations (see module docstring)."""
@@ -107,8 +110,9 @@ class ReportSentence:
 
     @property
     def label(self) -> str:
+        """``"sample.conllu, sentence 6 (demo-6)"``: the file, the 1-based position, the id."""
         sid = f" ({self.sent_id})" if self.sent_id else ""
-        return f"{os.path.basename(self.file)}#{self.index}{sid}"
+        return f"{os.path.basename(self.file)}, sentence {self.index + 1}{sid}"
 
 
 def _sentence(raw: Any) -> ReportSentence:
@@ -161,6 +165,7 @@ def _sentence(raw: Any) -> ReportSentence:
         change_iters.append(k)
         change_heads.append(_heads(pair[1], n, f"best_changes[{j}] heads"))
     gold = raw["gold_heads"]
+    rels = {k: _rels(raw.get(k), n, repr(k)) for k in ("rels", "gold_rels")}
     return ReportSentence(
         file=raw["file"],
         index=int(raw["index"]),
@@ -176,7 +181,20 @@ def _sentence(raw: Any) -> ReportSentence:
         change_heads=change_heads,
         heads=_heads(raw["heads"], n, "'heads'"),
         gold=None if gold is None else _heads(gold, n, "'gold_heads'"),
+        rels=rels["rels"],
+        gold_rels=rels["gold_rels"],
     )
+
+
+def _rels(value: Any, n: int, what: str) -> list | None:
+    """An optional DEPREL list (length n + 1, strings; version 2 reports have them)."""
+    if value is None:
+        return None
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise _Invalid(f"{what} must be a list of strings or null")
+    if len(value) != n + 1:
+        raise _Invalid(f"{what} has length {len(value)}, expected n + 1 = {n + 1} (root at 0)")
+    return list(value)
 
 
 def read_sentences(report: Any, source: str | None = None) -> list[ReportSentence]:
@@ -240,7 +258,7 @@ def validate_report(report: Mapping[str, Any], source: str | None = None) -> Non
     report : dict
         The decoded JSON of ``depparse parse --report``::
 
-            {"format": "depparse-report", "version": 1,
+            {"format": "depparse-report", "version": 2,
              "model": {"path": str, "model": "gs" | "sib" | "mst", ...},
              "max_iter": int, "single_root": bool, "inputs": [str, ...],
              "summary": {"sentences", "words", "certified", "cert_rate" (percent),
@@ -248,11 +266,14 @@ def validate_report(report: Mapping[str, Any], source: str | None = None) -> Non
              "sentences": [{"file", "index", "sent_id", "n", "certificate", "iterations",
                             "seconds", "dual", "primal", "recomputed",
                             "best_changes": [[iteration, heads], ...],
-                            "heads", "gold_heads" (or null)}, ...]}
+                            "heads", "gold_heads" (or null),
+                            "rels", "gold_rels" (optional, or null)}, ...]}
 
         ``dual``, ``primal`` and ``recomputed`` hold one value per iteration (``recomputed``
         as a fraction in [0, 1]) or are empty (``mst`` models); every heads list has length
-        ``n + 1`` with ``heads[0] = -1``.  Extra keys are allowed.
+        ``n + 1`` with ``heads[0] = -1``; ``rels``/``gold_rels`` are the predicted and gold
+        DEPREL strings (length ``n + 1``, ``""`` at 0; null when the parser has no labeler or
+        the input no gold labels).  Extra keys are allowed.
     source : str, optional
         File name for the error messages.
 
@@ -307,9 +328,10 @@ def build_report(parser, docs, results, seconds, max_iter=None, single_root=None
     i = 0
     for fname, ss in docs:
         for j, s in enumerate(ss):
-            _, r = results[i]
+            parsed, r = results[i]
             i += 1
             gold = s.heads.tolist() if s.has_gold_heads else None
+            gold_rels = list(s.rels) if s.n and all(s.rels[1:]) else None
             sents.append({
                 "file": fname, "index": j, "sent_id": s.sent_id, "n": s.n,
                 "certificate": bool(r.certificate), "iterations": int(r.iterations),
@@ -318,7 +340,9 @@ def build_report(parser, docs, results, seconds, max_iter=None, single_root=None
                 "dual": _round(r.dual), "primal": _round(r.primal),
                 "recomputed": _round(r.recomputed),
                 "best_changes": [[int(k), h.tolist()] for k, h in (r.best_changes or [])],
-                "heads": r.heads.tolist(), "gold_heads": gold})
+                "heads": r.heads.tolist(), "gold_heads": gold,
+                "rels": list(parsed.rels) if any(parsed.rels[1:]) else None,
+                "gold_rels": gold_rels})
     words = sum(s["n"] for s in sents)
     cert = sum(s["certificate"] for s in sents)
     return {

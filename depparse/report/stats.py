@@ -112,6 +112,17 @@ def _in_bucket(x: int, lo: int, hi: int | None) -> bool:
     return x >= lo and (hi is None or x <= hi)
 
 
+def _labeled(s: ReportSentence) -> tuple[int, int]:
+    """Words with the gold head and the gold universal label (the part of DEPREL before
+    ``:``, as the CoNLL 2018 LAS), and the words scored (gold head annotated)."""
+    g = s.gold[1:]
+    scored = g >= 0
+    ok = (s.heads[1:] == g) & scored
+    same = np.array([a.split(":")[0] == b.split(":")[0]
+                     for a, b in zip(s.rels[1:], s.gold_rels[1:], strict=True)], dtype=bool)
+    return int((ok & same).sum()), int(scored.sum())
+
+
 def _correct(heads: np.ndarray, gold: np.ndarray) -> tuple[int, int]:
     g = gold[1:]
     scored = g >= 0
@@ -150,12 +161,18 @@ def summarize(report: Mapping[str, Any], sents: list[ReportSentence]) -> dict[st
             }
         )
 
-    # final UAS
+    # final UAS, and LAS over the sentences with predicted and gold labels
     uas_ok = uas_words = 0
     for s in gold:
         c, w = _correct(s.heads, s.gold)
         uas_ok += c
         uas_words += w
+    labeled = [s for s in gold if s.rels is not None and s.gold_rels is not None]
+    las_ok = las_words = 0
+    for s in labeled:
+        c, w = _labeled(s)
+        las_ok += c
+        las_words += w
 
     # (b) head automata recomputed per iteration, over the sentences still running
     traced = [s for s in sents if s.recomputed.size]
@@ -211,11 +228,15 @@ def summarize(report: Mapping[str, Any], sents: list[ReportSentence]) -> dict[st
     for lo, hi in LENGTH_BUCKETS:
         group = [s for s in sents if _in_bucket(s.n, lo, hi)]
         ggroup = [s for s in group if s.gold is not None]
-        ok = words = 0
+        ok = words = lok = lwords = 0
         for s in ggroup:
             c, w = _correct(s.heads, s.gold)
             ok += c
             words += w
+            if s.rels is not None and s.gold_rels is not None:
+                c, w = _labeled(s)
+                lok += c
+                lwords += w
         by_length.append(
             {
                 "bucket": _bucket_label(lo, hi),
@@ -227,6 +248,7 @@ def summarize(report: Mapping[str, Any], sents: list[ReportSentence]) -> dict[st
                 "gold_words": words,
                 "uas_correct": ok,
                 "uas": pct(ok, words) if ggroup else None,
+                "las": pct(lok, lwords) if lwords else None,
             }
         )
 
@@ -269,6 +291,9 @@ def summarize(report: Mapping[str, Any], sents: list[ReportSentence]) -> dict[st
             "uas_words": uas_words,
             "uas_correct": uas_ok,
             "uas": pct(uas_ok, uas_words) if gold else None,
+            "las_words": las_words,
+            "las_correct": las_ok,
+            "las": pct(las_ok, las_words) if labeled else None,
             "cap_curve": cap_curve,
             "recomputed": recomputed,
             "iteration_histogram": histogram,
