@@ -126,6 +126,20 @@ def test_treebank_paragraphs_labels():
     assert n_sent == len(sents)
 
 
+def test_paragraph_marks_as_in_conllu_to_text():
+    # UD's conllu_to_text.pl starts a paragraph at "# newpar" / "# newdoc" followed by
+    # whitespace or the line end, in any case: "# newpar id = ..." counts, "# newdoc_id" not
+    base = _treebank(4, seed=6).replace("# newpar\n", "").replace("# newdoc id = d1\n", "")
+    blocks = base.strip("\n").split("\n\n")
+    for marks, want in ((["# newpar id = p2", "# NEWDOC id = d3", "# newpar"], 4),
+                        (["# newdoc_id = d2", "# newparagraph", "# newpar"], 2)):
+        text = "\n\n".join(b if k == 0 else marks[k - 1] + "\n" + b
+                           for k, b in enumerate(blocks)) + "\n\n"
+        paras = treebank_paragraphs(_read(text))
+        assert len(paras) == want, marks
+        assert sum(int((lab == 2).sum()) for _, lab in paras) == 4
+
+
 def test_mwt_dictionary_majority():
     sents = _read(_treebank(50, seed=4))
     d = mwt_dictionary(sents)

@@ -16,6 +16,7 @@ dictionary is counted from the same tokens.
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 
@@ -40,6 +41,11 @@ from ..features.chars import (
 )
 from ..inference.tokenizer import FORMAT, VERSION
 from ..model import Component
+
+# a comment that starts a paragraph: "# newpar", "# newpar id = ...", "# newdoc ...", in any
+# case (the regular expression of UD's tools/conllu_to_text.pl, which built the shared task's
+# .txt files; "# newdoc_id" does not count there, so not here)
+_NEW_PARAGRAPH = re.compile(r"new(par|doc)(\s|$)", re.IGNORECASE)
 
 __all__ = ["sentence_tokens", "train_tokenizer", "treebank_paragraphs", "treebank_text"]
 
@@ -109,7 +115,7 @@ def treebank_paragraphs(sentences: Sequence[Sentence]) -> list[tuple[str, np.nda
     cur_lab: list[int] = []
     glue = False
     for s in sentences:
-        if (paras or cur_text) and ("newpar" in s.metadata or "newdoc" in s.metadata):
+        if (paras or cur_text) and any(map(_NEW_PARAGRAPH.match, s.metadata)):
             paras.append((cur_text, cur_lab))
             cur_text, cur_lab = [], []
         toks = sentence_tokens(s)
