@@ -4,7 +4,8 @@ Example
 -------
 >>> import depparse
 >>> parser = depparse.load()                       # the shipped English model
->>> print(parser.parse_text(open("corpora/sample.conllu").read()))   # doctest: +SKIP
+>>> print(parser.parse_conllu(open("corpora/sample.conllu").read()))   # doctest: +SKIP
+>>> print(parser.parse_text("The cat sat on the mat. It purred."))    # doctest: +SKIP
 """
 
 from __future__ import annotations

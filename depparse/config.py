@@ -195,6 +195,11 @@ class TrainConfig(_Config):
                                 "prune it with the final pruner)", lo=0, cli=())
     dev_max_iter: int = setting(1000, "iteration cap of the per-epoch dev evaluation", lo=1,
                                 metavar="K")
+    tokenizer: bool = setting(True, "train a plain-text tokenizer and sentence splitter from the "
+                              "treebank's # text lines and SpaceAfter=No marks",
+                              flag="--no-tokenizer",
+                              flag_help="do not train the plain-text tokenizer (default: "
+                                        "train it when the treebank has # text lines)")
 
 
 def split_settings(kwargs: dict) -> tuple[dict, dict, dict]:

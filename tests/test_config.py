@@ -104,7 +104,7 @@ def test_every_user_error_is_a_depparse_error():
     assert len(user) >= 10
     for c in user:
         assert issubclass(c, DepparseError) or issubclass(c, Warning), c
-    src = (Path(depparse.__file__).parent / "cli.py").read_text()
+    src = (Path(depparse.__file__).parent / "cli" / "__init__.py").read_text()
     handlers = [h for h in ast.walk(ast.parse(src)) if isinstance(h, ast.ExceptHandler)
                 and isinstance(h.type, ast.Name) and h.type.id == "DepparseError"]
     assert handlers, "the CLI catches DepparseError"

@@ -43,14 +43,14 @@ def test_saved_model_round_trip_and_labels(tiny_model):
         assert validate_tree(sys_, single_root=True) is None
 
 
-def test_parse_text_changes_only_head_and_deprel(tiny_model):
+def test_parse_conllu_changes_only_head_and_deprel(tiny_model):
     p = depparse.load(tiny_model)
     text = synthetic.conllu_text(10, seed=13)
     # blank out HEAD/DEPREL: the parser must not need them
     blank = "\n".join(
         "\t".join(c[:6] + ["_", "_"] + c[8:]) if (c := line.split("\t")) and len(c) == 10
         else line for line in text.split("\n"))
-    out = p.parse_text(blank)
+    out = p.parse_conllu(blank)
     for a, b in zip(blank.split("\n"), out.split("\n"), strict=True):
         ca, cb = a.split("\t"), b.split("\t")
         if len(ca) == 10:

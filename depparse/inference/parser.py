@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import time
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,12 +22,13 @@ from ..conllu import read_conllu, write_conllu
 from ..decode.dual import dual_decompose
 from ..decode.eisner import eisner
 from ..decode.mst import chu_liu_edmonds
-from ..errors import UsageError
+from ..errors import InputWarning, UsageError
 from ..features.parts import build_parts
 from ..model import Model
 from .labeling import Labeler
 from .parallel import parse_parallel
 from .pruning import candidate_arcs
+from .tokenizer import Tokenizer
 
 __all__ = ["ParseResult", "Parser", "tree_decoder"]
 
@@ -69,6 +71,8 @@ class Parser:
         self.labeler = None
         if model.labeler is not None:
             self.labeler = Labeler(model.vocab, model.labeler, model.config.labeler_bits)
+        tok = model.components.get("tokenizer")
+        self.tokenizer = None if tok is None else Tokenizer.from_component(tok)
 
     # -- pruning ---------------------------------------------------------------------------
     def set_pruning(self, threshold=None, max_heads=None):
@@ -202,22 +206,77 @@ class Parser:
         trace = return_results if trace is None else trace
         kw = dict(max_iter=max_iter, single_root=single_root, time_limit=time_limit,
                   trace=trace)
+        missing = self.missing_columns(sentences)
+        if missing:
+            warnings.warn(
+                f"the input has no {'/'.join(missing)} (every word has '_'), which this model "
+                f"was trained with and has no tagger for: its trees will be much worse; give "
+                f"tagged input, or use a model with a tagger", InputWarning, stacklevel=2)
         if jobs > 1 and len(sentences) > 1:
             out = parse_parallel(self, sentences, jobs, kw)
         else:
             out = [self.parse_one(s, **kw) for s in sentences]
         return out if return_results else [p for p, _ in out]
 
-    def parse_file(self, path, out=None, **kwargs):
-        """Parse a CoNLL-U file; write the result to ``out`` (atomically) when given."""
-        parsed = self.parse(read_conllu(path), **kwargs)
+    def missing_columns(self, sentences):
+        """The tag columns (UPOS, XPOS, LEMMA, FEATS) that are ``_`` on every word of
+        ``sentences`` although the model was trained with them."""
+        vocab = self.model.vocab
+        if vocab is None or not sentences:
+            return []
+        out = []
+        for name, attr, field, blank in (("UPOS", "upos", "upos", "_"),
+                                         ("XPOS", "xpos", "xpos", "_"),
+                                         ("LEMMA", "lemmas", "lemma", "_"),
+                                         ("FEATS", "feats", "feat", "")):
+            trained = [x for x in getattr(vocab, field).to_list() if x not in ("_", "")]
+            if trained and all((getattr(s, attr)[1:] == blank).all() for s in sentences):
+                out.append(name)
+        return out
+
+    # -- input and output ------------------------------------------------------------------
+    def read_text(self, path_or_file, source=None):
+        """Sentences of a plain-text file (or stream, or, with ``source``, a string): the
+        model's tokenizer segments and tokenizes it (:mod:`.tokenizer`).
+
+        Raises
+        ------
+        UsageError
+            When the model has no tokenizer.
+        ConlluError
+            For text that cannot be read (invalid UTF-8, NUL characters), with file and line.
+        """
+        if self.tokenizer is None:
+            raise UsageError(f"{self.path or 'this model'}: the model has no tokenizer, so it "
+                             "cannot read plain text; give CoNLL-U, or use a model trained "
+                             "by `depparse train` on a treebank with `# text` lines")
+        if source is not None:
+            return self.tokenizer.tokenize(path_or_file, source=source)
+        return self.tokenizer.tokenize_file(path_or_file)
+
+    def parse_file(self, path, out=None, input="conllu", **kwargs):
+        """Parse a CoNLL-U file (``input="text"``: a plain-text file); write the result to
+        ``out`` (atomically) when given."""
+        sents = self.read_text(path) if input == "text" else read_conllu(path)
+        parsed = self.parse(sents, **kwargs)
         if out is not None:
             write_conllu(parsed, out)
         return parsed
 
     def parse_text(self, text, **kwargs):
+        """Parse plain text (paragraphs separated by blank lines); returns CoNLL-U text.
+
+        The model's tokenizer splits sentences and words; the output carries ``# newpar``,
+        ``# sent_id``, ``# text`` and ``SpaceAfter=No`` (see :meth:`read_text`).
+        """
+        return _conllu(self.parse(self.read_text(text, source="<text>"), **kwargs))
+
+    def parse_conllu(self, text, **kwargs):
         """Parse CoNLL-U text; returns CoNLL-U text (only HEAD and DEPREL changed)."""
-        parsed = self.parse(read_conllu(io.BytesIO(text.encode("utf-8"))), **kwargs)
-        buf = io.BytesIO()
-        write_conllu(parsed, buf)
-        return buf.getvalue().decode("utf-8")
+        return _conllu(self.parse(read_conllu(io.BytesIO(text.encode("utf-8"))), **kwargs))
+
+
+def _conllu(sentences):
+    buf = io.BytesIO()
+    write_conllu(sentences, buf)
+    return buf.getvalue().decode("utf-8")

@@ -34,7 +34,7 @@ from ..decode.dual import dual_decompose
 from ..encoding.context import ContextClasses
 from ..encoding.minilm import word_vectors
 from ..encoding.vocab import Vocabularies
-from ..errors import CheckpointError
+from ..errors import CheckpointError, TrainingDataError
 from ..evaluate import evaluate
 from ..features.parts import build_parts, structure_features
 from ..inference.parser import Parser, tree_decoder
@@ -43,6 +43,7 @@ from ..model import Model, atomic_savez
 from .data import check_training_sentences
 from .labeler import train_labeler
 from .pruner import train_pruner
+from .tokenizer import train_tokenizer
 from .updates import diff_stats, update
 
 __all__ = ["Trainer", "gold_structure", "train"]
@@ -431,6 +432,16 @@ def finish(st: Setup, train_sents, t_start, **extra) -> Model:
             "training": tr.to_dict(), "seed": tr.seed, "epochs": tr.epochs, **extra}
     model = st.trainer.model(averaged=True, info=info)
     model.labeler = labeler
+    if tr.tokenizer:
+        t0 = time.perf_counter()
+        try:
+            if not any(s.text for s in train_sents):
+                raise TrainingDataError("the training data has no '# text' lines")
+            model.components["tokenizer"] = train_tokenizer(train_sents, st.dev_sents)
+            info["tokenizer_seconds"] = time.perf_counter() - t0
+            log.info("plain-text tokenizer trained in %.1f s", info["tokenizer_seconds"])
+        except TrainingDataError as e:
+            log.warning("no plain-text tokenizer (the model will read CoNLL-U only): %s", e)
     if st.dev is not None:
         info["final_dev"] = _final_dev(model, st.dev, st.dev_sents)
     info["total_seconds"] = time.perf_counter() - t_start

@@ -1,0 +1,191 @@
+"""The command line's options: flags derived from the config classes, help texts with an
+example per command (:func:`build_parser`)."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import fields
+
+from ..config import DecodeConfig, ModelConfig, TrainConfig
+from ..errors import ConfigError, UsageError
+
+__all__ = ["CONFIGS", "EXAMPLES", "add_config_flags", "build_parser", "configs_from_args"]
+
+CONFIGS = (ModelConfig, DecodeConfig, TrainConfig)
+
+
+def _add_common(p):
+    p.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors")
+    p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+
+
+def _flag(f) -> str:
+    return f.metadata.get("flag") or "--" + f.name.replace("_", "-")
+
+
+def _cli_fields(command):
+    for cls in CONFIGS:
+        for f in fields(cls):
+            if command in f.metadata.get("cli", ()):
+                yield cls, f
+
+
+def add_config_flags(p, command, model_defaults=False):
+    """Flags of ``command`` derived from the fields of the config classes (help, choices,
+    defaults).  ``model_defaults``: the default is the loaded model's (``None`` here)."""
+    for _, f in _cli_fields(command):
+        m = f.metadata
+        shown = m.get("shown") or ("none" if f.default is None else f.default)
+        if f.type in ("bool", bool):
+            if f.default:  # a flag that turns it off (e.g. --multi-root for single_root)
+                g = p.add_mutually_exclusive_group()
+                g.add_argument(_flag(f), dest=f.name, action="store_false",
+                               default=None if model_defaults else f.default,
+                               help=m.get("flag_help") or m["help"])
+                if model_defaults:
+                    g.add_argument("--" + f.name.replace("_", "-"), dest=f.name,
+                                   action="store_true", default=None,
+                                   help=m["help"] + " (default: the model's setting)")
+            else:
+                p.add_argument(_flag(f), dest=f.name, action="store_true",
+                               default=None if model_defaults else f.default,
+                               help=m["help"] + " (default: off)")
+            continue
+        kind = {"int": int, "float": float, "str": str}[str(f.type).split(" ")[0]]
+        help_ = m["help"] + (f" (default: the model's; {shown} unless trained otherwise)"
+                             if model_defaults else f" (default: {shown})")
+        p.add_argument(_flag(f), dest=f.name, type=kind, choices=m.get("choices"),
+                       metavar=m.get("metavar"), default=None if model_defaults else f.default,
+                       help=help_)
+
+
+def configs_from_args(args, command, model_defaults=False):
+    """``{config class: keyword dict}`` of the flags of ``command`` that were given (all of
+    them unless ``model_defaults``), validated: a bad value is a UsageError naming the flag."""
+    out = {cls: {} for cls in CONFIGS}
+    for cls, f in _cli_fields(command):
+        v = getattr(args, f.name)
+        if v is not None or not model_defaults:
+            out[cls][f.name] = v
+    for cls, kw in out.items():
+        try:
+            cls(**kw)
+        except ConfigError as e:
+            flag = next((_flag(f) for c, f in _cli_fields(command)
+                         if c is cls and f.name == e.field), e.field)
+            raise UsageError(f"{flag} {e.rule}") from None
+    return out
+
+
+EXAMPLES = {
+    "train": """examples:
+  depparse train en_ewt-ud-train.conllu --dev en_ewt-ud-dev.conllu -o en.npz
+  depparse train train.conllu -o small.npz --model sib --epochs 4 --bits 20
+  depparse train train.conllu -o en.npz --resume          # continue after an interruption
+""",
+    "parse": """examples:
+  depparse parse input.conllu -o output.conllu             # the shipped English model
+  echo "The cat sat on the mat." | depparse parse --input text -   # plain text
+  depparse parse - < input.conllu > output.conllu          # stdin to stdout
+  depparse parse input.conllu -o out.conllu --report run.json --jobs 2
+  depparse parse input.conllu -m my_model.npz --prune-threshold 1e-4 --prune-max-heads 10
+""",
+    "evaluate": """examples:
+  depparse evaluate gold.conllu output.conllu
+  depparse evaluate gold.conllu output.conllu --parse-report run.json --json
+""",
+    "report": """examples:
+  depparse report run.json                       # writes run_html/index.html
+  depparse report run.json -o report_folder/
+""",
+}
+
+
+def _sub(sub, name, help_, description):
+    return sub.add_parser(name, help=help_, description=description, epilog=EXAMPLES[name],
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def build_parser():
+    from .. import __version__
+
+    ap = argparse.ArgumentParser(
+        prog="depparse",
+        description="Non-projective dependency parsing with head automata and dual "
+                    "decomposition (Koo et al. 2010).  Every parse says whether it is "
+                    "proved to be the model's highest-scoring tree (a certificate).",
+        epilog="Run 'depparse COMMAND --help' for the options and an example of each command.")
+    ap.add_argument("--version", action="version", version=f"depparse {__version__}")
+    sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    t = _sub(sub, "train", "train a model on a CoNLL-U treebank",
+             "Train a parser (and its arc pruner and DEPREL labeler) on a CoNLL-U treebank "
+             "with gold trees.  A checkpoint is written after every epoch and removed when "
+             "the model is written.")
+    t.add_argument("train", nargs="?", metavar="TRAIN", help="training CoNLL-U file")
+    t.add_argument("--train", dest="train_flag", metavar="TRAIN", help=argparse.SUPPRESS)
+    t.add_argument("--dev", help="development CoNLL-U file: UAS and certificates after every "
+                                 "epoch, LAS at the end (default: none)")
+    t.add_argument("-o", "--output", metavar="MODEL", help="model file to write (.npz; required)")
+    t.add_argument("--out", dest="output", help=argparse.SUPPRESS)
+    add_config_flags(t, "train")
+    t.add_argument("--no-labeler", action="store_true",
+                   help="do not train a DEPREL labeler (as --labeler-epochs 0)")
+    t.add_argument("--checkpoint", metavar="FILE",
+                   help="checkpoint file (default: MODEL.ckpt.npz)")
+    t.add_argument("--keep-checkpoint", action="store_true",
+                   help="keep the checkpoint after the model is written (default: remove it)")
+    t.add_argument("--resume", action="store_true", help="continue from the checkpoint")
+    t.add_argument("--scheduler", metavar="ADDRESS",
+                   help="train on a Dask cluster by iterative parameter mixing "
+                        "(McDonald et al. 2010), e.g. tcp://127.0.0.1:8786 (default: here)")
+    t.add_argument("--shards", type=int,
+                   help="with --scheduler: data shards (default: one per worker)")
+    _add_common(t)
+
+    p = _sub(sub, "parse", "parse CoNLL-U files",
+             "Parse CoNLL-U files: HEAD and DEPREL are filled in, every other byte is kept.  "
+             "A one-line summary goes to stderr.")
+    p.add_argument("inputs", nargs="+", metavar="INPUT",
+                   help="CoNLL-U files, or plain-text files with --input text ('-' = stdin)")
+    p.add_argument("--input", choices=("conllu", "text"), default="conllu",
+                   help="conllu: CoNLL-U files (tokenized); text: plain UTF-8 text, "
+                        "paragraphs separated by blank lines, which the model's tokenizer "
+                        "splits into sentences and words (default: conllu)")
+    p.add_argument("-o", "--output", help="output file (default: stdout)")
+    p.add_argument("-m", "--model", help="model file or shipped model name (default: "
+                                         "en_ewt_gs, the shipped English model)")
+    add_config_flags(p, "parse", model_defaults=True)
+    p.add_argument("--report", metavar="REPORT.json",
+                   help="also write a parse report: per-sentence certificates, iterations, "
+                        "times (JSON; read by 'depparse report') (default: none)")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="worker processes (default: 1; 0: one per CPU); same output as 1")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="parse on a Dask cluster (e.g. tcp://127.0.0.1:8786) (default: here)")
+    p.add_argument("--skip-bad", action="store_true",
+                   help="skip malformed sentences (listed on stderr as FILE:LINE: message) "
+                        "and parse the others; the output holds the good sentences only")
+    _add_common(p)
+
+    e = _sub(sub, "evaluate", "UAS/LAS of a system file against a gold file",
+             "Score a parsed file against the gold file of the same sentences: UAS, LAS "
+             "(CoNLL 2018 definitions: every word, punctuation included; LAS compares the "
+             "universal part of DEPREL), both also without punctuation.")
+    e.add_argument("gold", metavar="GOLD", help="gold-standard CoNLL-U file")
+    e.add_argument("system", metavar="SYSTEM", help="parsed CoNLL-U file (same sentences)")
+    e.add_argument("--parse-report", "--report", dest="parse_report", metavar="REPORT.json",
+                   help="the parse report of SYSTEM ('depparse parse --report'): adds the "
+                        "certificate rate (default: none)")
+    e.add_argument("--json", action="store_true", help="print the scores as JSON")
+    _add_common(e)
+
+    r = _sub(sub, "report", "HTML/PNG/Markdown report from a parse report",
+             "Write an HTML page with figures, a Markdown summary and summary.json from a "
+             "parse report ('depparse parse --report').")
+    r.add_argument("report", metavar="REPORT.json", help="the parse report to render")
+    r.add_argument("-o", "--output", "--out-dir", dest="output", metavar="FOLDER",
+                   help="output folder (default: REPORT_html beside the report)")
+    _add_common(r)
+    return ap
+
