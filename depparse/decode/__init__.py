@@ -1,6 +1,8 @@
-"""Exact decoders: Chu-Liu-Edmonds, Eisner, head automata and dual decomposition."""
+"""Exact decoders: Chu-Liu-Edmonds, Eisner, head automata, dual decomposition (subgradient or
+AD3) and branch and bound, which together prove every parse optimal."""
 
 from .automata import grandparent_head_automaton, sibling_head_automaton
+from .bnb import PROOFS, ExactResult, decode_exact
 from .dual import DualResult, dual_decompose, dual_decompose_dense
 from .eisner import eisner
 from .mst import NoSpanningTreeError, chu_liu_edmonds
@@ -8,10 +10,13 @@ from .parts import PartTable, compile_dense, score_tree
 
 __all__ = [
     "DualResult",
+    "ExactResult",
     "NoSpanningTreeError",
+    "PROOFS",
     "PartTable",
     "chu_liu_edmonds",
     "compile_dense",
+    "decode_exact",
     "dual_decompose",
     "dual_decompose_dense",
     "eisner",

@@ -83,6 +83,8 @@ def _decode_head(h, arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_
         g = gp[gp_off[h] + gi]
         val = 0.0
         if g >= 0:
+            if arc[g, h] == NEG_INF:
+                continue  # a forbidden arc g -> h (branch and bound): no such grandparent
             val = -v[g, h]
         for d in range(2):
             L = cand_len[h, d]

@@ -68,6 +68,19 @@ class DualResult:
         returned under a cap ``K`` is that of the last change at an iteration ``<= K``.
     timed_out : bool
         True when ``time_limit`` stopped the run.
+    bound : float
+        The lowest dual value ``min_k L(u^(k))``: an upper bound on the score of every tree
+        (weak duality, Eq. 9), ``+inf`` before the first iteration.
+    pruned : bool
+        True when the run stopped because ``bound`` fell to the ``incumbent`` given from
+        outside (no tree here beats it; ``certificate`` is then False).
+    u, v : (n+1, n+1) float64
+        The multipliers at which ``bound`` was reached (a warm start for another run).
+    counts : (3, n+1, n+1) float64
+        How often, over the iterations, ``y(h, m)``, ``z(h, m)`` and ``z'(h, m)`` were 1
+        (where the two sides disagree: branch and bound branches there).
+    oracle_calls : int
+        MAP oracle calls of the factors (AD3 only; :mod:`depparse.decode.ad3`).
     """
 
     heads: np.ndarray
@@ -79,6 +92,12 @@ class DualResult:
     score: float
     best_changes: list = field(default_factory=list)
     timed_out: bool = False
+    bound: float = np.inf
+    pruned: bool = False
+    u: np.ndarray | None = None
+    v: np.ndarray | None = None
+    counts: np.ndarray | None = None
+    oracle_calls: int = 0
 
 
 @nb.njit(cache=True)
@@ -107,23 +126,34 @@ def _primal_score(yh, arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, ta
     return total
 
 
+STEP_RULES = {"koo": 0, "polyak": 1}
 MAX_CHANGES = 256  # best-tree history kept per sentence (for reports of UAS vs K)
 
+# step-size rules of :func:`_dd_run`
+RULE_KOO = STEP_RULES["koo"]  # Appendix A.1: delta / (1 + eta_k)
+RULE_POLYAK = STEP_RULES["polyak"]  # Polyak, towards the incumbent; halved on stalls
+
 # indices into the scalar state arrays
-_F_BEST, _F_STEP0, _F_PREV, _F_SCALE = 0, 1, 2, 3
-_I_K, _I_ETA, _I_NCHG, _I_CERT, _I_DONE = 0, 1, 2, 3, 4
+_F_BEST, _F_STEP0, _F_PREV, _F_SCALE, _F_INC, _F_LMIN, _F_LAM = 0, 1, 2, 3, 4, 5, 6
+_I_K, _I_ETA, _I_NCHG, _I_CERT, _I_DONE, _I_PRUNED, _I_STALL, _I_HALVED = 0, 1, 2, 3, 4, 5, 6, 7
+_NF, _NI = 7, 8
 
 
 @nb.njit(cache=True)
-def _dd_init(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, alpha, max_iter):
-    """Allocate the state of a dual decomposition run (see :func:`_dd_run`)."""
+def _dd_init(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, alpha, max_iter, u0, v0,
+             incumbent, lam0, history):
+    """Allocate the state of a dual decomposition run (see :func:`_dd_run`), starting from the
+    multipliers ``u0``, ``v0`` (copied; zeros for a cold start)."""
     N = arc.shape[0]
+    u = u0.copy()
+    v = v0.copy()
     w = np.full((N, N), NEG_INF)  # MST weights alpha*theta + u + v on kept arcs
     for h in range(N):
         for d in range(2):
             for i in range(cand_len[h, d]):
                 m = cand[cand_off[h, d] + i]
-                w[h, m] = alpha * arc[h, m]
+                if arc[h, m] != NEG_INF:
+                    w[h, m] = alpha * arc[h, m] + u[h, m] + v[h, m]
     gpos = np.full((N, N), -1, dtype=np.int64)  # slot of grandparent g for head h
     for h in range(N):
         for gi in range(gp_len[h]):
@@ -146,13 +176,16 @@ def _dd_init(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, alpha, max_
         a = tab[i]
         if a != NEG_INF and abs(a) > scale:
             scale = abs(a)
-    fs = np.zeros(4)
+    fs = np.zeros(_NF)
     fs[_F_BEST] = NEG_INF
     fs[_F_PREV] = np.inf
     fs[_F_SCALE] = scale
-    si = np.zeros(5, dtype=np.int64)
-    ncap = min(max_iter, MAX_CHANGES)
-    return (np.zeros((N, N)), np.zeros((N, N)), w, gpos,
+    fs[_F_INC] = incumbent
+    fs[_F_LMIN] = np.inf
+    fs[_F_LAM] = lam0
+    si = np.zeros(_NI, dtype=np.int64)
+    ncap = min(max_iter, MAX_CHANGES) if history else 1
+    return (u, v, w, gpos,
             np.zeros((N, 2, Wmax), dtype=np.int64),  # ztake: z(h, cand) per head and side
             np.full(N, -1, dtype=np.int64),  # zgi: chosen grandparent slot per head
             np.zeros(N),  # zval: automaton values
@@ -160,19 +193,27 @@ def _dd_init(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, alpha, max_
             np.full(N, -1, dtype=np.int64),  # best_heads
             np.empty(max_iter), np.empty(max_iter), np.empty(max_iter),  # traces
             np.zeros(ncap, dtype=np.int64), np.zeros((ncap, N), dtype=np.int64),  # history
-            fs, si)
+            fs, si,
+            u0.copy(), v0.copy(),  # ubest, vbest: the multipliers of the lowest dual value
+            np.zeros((3, N, N)))  # counts of y(h, m), z(h, m), z'(h, m) over the iterations
 
 
 @nb.njit(cache=True)
 def _dd_run(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, use_g, alpha,
-            max_iter, single_root, projective, tol, k_end,
+            max_iter, single_root, projective, tol, k_end, rule, patience, max_halvings,
             u, v, w, gpos, ztake, zgi, zval, dirty, best_heads, dual, primal, recomputed,
-            chg_iter, chg_heads, fs, si):
+            chg_iter, chg_heads, fs, si, ubest, vbest, counts):
     """Run the dual decomposition loop (Fig. 1 / Fig. 2) from iteration ``si[_I_K]`` until
     agreement, a zero gap, ``max_iter`` or ``k_end`` iterations.  Resumable: all state lives
     in the arrays made by :func:`_dd_init`.
 
-    Returns a status: ``OK`` (stopped, see ``si[_I_DONE]``) or ``NO_TREE``.
+    The run stops early when ``L(u) <= max(f(best y), incumbent) + eps``: the upper bound
+    ``L(u)`` (Eq. 9) then proves that no tree beats the best one known, which is this run's
+    own best tree (a certificate) or the ``incumbent`` given from outside (branch and bound:
+    the node is pruned, ``si[_I_PRUNED] = 1``).
+
+    Returns a status: ``OK`` (stopped, see ``si[_I_DONE]``) or ``NO_TREE`` (no tree, or an
+    automaton with no feasible choice, under the kept arcs: ``L = -inf``).
     """
     N = arc.shape[0]
     beta = 1.0 - alpha
@@ -214,6 +255,16 @@ def _dd_run(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, use
         for h in range(N):
             L += zval[h]
         dual[k] = L
+        if L == NEG_INF:  # an automaton has no feasible choice: no tree either
+            si[_I_DONE] = 1
+            return NO_TREE
+        if L < fs[_F_LMIN]:
+            fs[_F_LMIN] = L
+            ubest[:, :] = u
+            vbest[:, :] = v
+            si[_I_STALL] = 0
+        else:
+            si[_I_STALL] += 1
         f = _primal_score(yh, arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off,
                           gpos, use_g)
         primal[k] = f
@@ -226,37 +277,59 @@ def _dd_run(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, use
             chg_iter[c] = k + 1
             chg_heads[c, :] = yh
             si[_I_NCHG] = c + 1
-        # agreement: y(h, m) = z(h, m) for all arcs, and z'(g, m) = y(g, m)
-        agree = True
+        # agreement: y(h, m) = z(h, m) for all arcs, and z'(g, m) = y(g, m); the squared norm
+        # of the subgradient counts the disagreements (each z' disagreement twice)
+        nd = 0
+        for m in range(1, N):
+            counts[0, yh[m], m] += 1.0
         for h in range(N):
-            if not agree:
-                break
             for d in range(2):
                 c0 = cand_off[h, d]
                 for i in range(cand_len[h, d]):
-                    if (ztake[h, d, i] == 1) != (yh[cand[c0 + i]] == h):
-                        agree = False
-                        break
-            if use_g and h > 0 and agree:
-                if gp[gp_off[h] + zgi[h]] != yh[h]:
-                    agree = False
-        if agree:
+                    m = cand[c0 + i]
+                    if ztake[h, d, i] == 1:
+                        counts[1, h, m] += 1.0
+                        if yh[m] != h:
+                            nd += 1
+                    elif yh[m] == h:
+                        nd += 1
+            if use_g and h > 0:
+                gz = gp[gp_off[h] + zgi[h]]
+                counts[2, gz, h] += 1.0
+                if gz != yh[h]:
+                    nd += 2
+        if nd == 0:
             best_heads[:] = yh
             fs[_F_BEST] = f
             si[_I_CERT] = 1
             si[_I_DONE] = 1
             return OK
-        if L < np.inf and L - fs[_F_BEST] <= tol * max(scale, abs(L)):
-            si[_I_CERT] = 1  # zero duality gap: best_heads is optimal
+        inc = fs[_F_BEST]
+        if fs[_F_INC] > inc:
+            inc = fs[_F_INC]
+        if L < np.inf and L - inc <= tol * max(scale, abs(L)):
+            si[_I_CERT] = 1  # zero duality gap: the best known tree is optimal
+            if fs[_F_INC] > fs[_F_BEST]:
+                si[_I_PRUNED] = 1
             si[_I_DONE] = 1
             return OK
-        # step size (Appendix A.1)
-        if k == 0:
-            fs[_F_STEP0] = L - f
-        elif L > fs[_F_PREV]:
-            si[_I_ETA] += 1
-        fs[_F_PREV] = L
-        step = fs[_F_STEP0] / (1.0 + si[_I_ETA])
+        # step size
+        if rule == RULE_KOO:  # Appendix A.1
+            if k == 0:
+                fs[_F_STEP0] = L - f
+            elif L > fs[_F_PREV]:
+                si[_I_ETA] += 1
+            fs[_F_PREV] = L
+            step = fs[_F_STEP0] / (1.0 + si[_I_ETA])
+        else:  # Polyak towards the incumbent; lambda halves after `patience` stalled steps
+            if si[_I_STALL] >= patience:
+                fs[_F_LAM] *= 0.5
+                si[_I_HALVED] += 1
+                si[_I_STALL] = 0
+                if si[_I_HALVED] > max_halvings:  # stalled: the caller branches
+                    si[_I_DONE] = 1
+                    return OK
+            step = fs[_F_LAM] * (L - inc) / nd
         # subgradient updates; lazy decoding marks the automata whose multipliers changed
         for h in range(N):
             for d in range(2):
@@ -288,14 +361,17 @@ def _dd_run(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, use
 
 
 def dual_decompose(parts: PartTable, *, alpha=0.001, max_iter=5000, single_root=False,
-                   projective=False, tol=GAP_TOL, time_limit=None, chunk=25) -> DualResult:
+                   projective=False, tol=GAP_TOL, time_limit=None, chunk=25, u0=None, v0=None,
+                   incumbent=-np.inf, step_rule="koo", lam0=1.0, patience=10,
+                   max_halvings=1 << 30, history=True, deadline=None) -> DualResult:
     """Decode a sentence with dual decomposition (Koo et al. 2010, Fig. 1 or Fig. 2).
 
     Parameters
     ----------
     parts : PartTable
         Compiled part scores (:mod:`depparse.decode.parts`).  A sibling-only table gives
-        Fig. 1; a table with grandparents gives Fig. 2.
+        Fig. 1; a table with grandparents gives Fig. 2.  Arcs with ``arc[h, m] = -inf`` are
+        forbidden (branch and bound forbids arcs this way without rebuilding the tables).
     alpha : float, default 0.001
         Share of the arc scores given to the spanning-tree side (Appendix A.2).
     max_iter : int, default 5000
@@ -312,6 +388,20 @@ def dual_decompose(parts: PartTable, *, alpha=0.001, max_iter=5000, single_root=
         iterations.
     chunk : int
         Iterations between two clock checks when ``time_limit`` is set.
+    u0, v0 : (n+1, n+1) float64, optional
+        Initial multipliers (warm start; zeros by default).
+    incumbent : float
+        Score of the best tree known from elsewhere: the run stops as soon as its dual value
+        proves that nothing here beats it (``pruned``), and Polyak steps aim at it.
+    step_rule : {"koo", "polyak"}
+        ``"koo"``: Appendix A.1.  ``"polyak"``: ``lam * (L(u) - f*) / |g|^2`` towards the best
+        known score ``f*`` (Polyak 1969; Held and Karp 1971), ``lam`` starting at ``lam0`` and
+        halved after ``patience`` iterations without a new lowest dual value; after
+        ``max_halvings`` halvings the run stops (it has stalled).
+    history : bool
+        Keep the best-tree history (``best_changes``).
+    deadline : float, optional
+        ``time.perf_counter()`` value at which to stop (instead of ``time_limit``).
 
     Returns
     -------
@@ -324,18 +414,25 @@ def dual_decompose(parts: PartTable, *, alpha=0.001, max_iter=5000, single_root=
     """
     if max_iter < 1:
         raise ValueError("max_iter must be >= 1")
+    if step_rule not in STEP_RULES:
+        raise ValueError(f"step_rule must be one of {sorted(STEP_RULES)}, got {step_rule!r}")
     arrays = parts.arrays()
     arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off = arrays
+    N = arc.shape[0]
+    u0 = np.zeros((N, N)) if u0 is None else np.ascontiguousarray(u0, dtype=np.float64)
+    v0 = np.zeros((N, N)) if v0 is None else np.ascontiguousarray(v0, dtype=np.float64)
     state = _dd_init(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, float(alpha),
-                     int(max_iter))
-    fs, si = state[-2], state[-1]
-    deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
+                     int(max_iter), u0, v0, float(incumbent), float(lam0), bool(history))
+    fs, si = state[14], state[15]
+    if deadline is None and time_limit is not None:
+        deadline = time.perf_counter() + float(time_limit)
     k_end = int(max_iter) if deadline is None else 0
     while True:
         if deadline is not None:
             k_end = min(int(max_iter), k_end + chunk)
         status = _dd_run(*arrays, parts.grandparents, float(alpha), int(max_iter),
-                         bool(single_root), bool(projective), float(tol), k_end, *state)
+                         bool(single_root), bool(projective), float(tol), k_end,
+                         STEP_RULES[step_rule], int(patience), int(max_halvings), *state)
         if status == NO_TREE:
             raise NoSpanningTreeError("no spanning tree rooted at 0 exists under the kept arcs")
         if si[_I_DONE] or (deadline is not None and time.perf_counter() >= deadline):
@@ -343,10 +440,12 @@ def dual_decompose(parts: PartTable, *, alpha=0.001, max_iter=5000, single_root=
     iters = int(si[_I_K])
     best_heads, dual, primal, rec = state[8], state[9], state[10], state[11]
     nchg = int(si[_I_NCHG])
-    changes = [(int(state[12][c]), state[13][c].copy()) for c in range(nchg)]
-    return DualResult(best_heads.copy(), bool(si[_I_CERT]), iters, dual[:iters].copy(),
-                      primal[:iters].copy(), rec[:iters].copy(), float(fs[_F_BEST]), changes,
-                      not bool(si[_I_DONE]))
+    changes = [(int(state[12][c]), state[13][c].copy()) for c in range(nchg)] if history else []
+    return DualResult(best_heads.copy(), bool(si[_I_CERT]) and not si[_I_PRUNED], iters,
+                      dual[:iters].copy(), primal[:iters].copy(), rec[:iters].copy(),
+                      float(fs[_F_BEST]), changes, not bool(si[_I_DONE]),
+                      bound=float(fs[_F_LMIN]), pruned=bool(si[_I_PRUNED]),
+                      u=state[16], v=state[17], counts=state[18])
 
 
 def dual_decompose_dense(arc, sibling, grand=None, grandsib=None, **kwargs) -> DualResult:

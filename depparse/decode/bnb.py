@@ -1,0 +1,361 @@
+"""Exact decoding: dual decomposition, finished by branch and bound on the dual bound.
+
+Koo et al. (2010, Sec. 7.5) stop dual decomposition after ``K`` iterations and return the best
+primal tree, uncertified (about 2% of English sentences).  Here a run that has not certified
+after a budget of iterations is finished exactly by branch and bound, so that every returned
+tree is *proved* optimal for the full model (over the candidate arcs), unless a time or node
+limit stops the search first.
+
+The search (Land and Doig 1960; Lagrangian bounds as in Held and Karp 1971 and Fisher 1981):
+
+* a *node* is the sentence with some arcs forbidden (``arc[h, m] = -inf``; the head automata
+  and the spanning-tree solver then never use them, see :mod:`depparse.decode.dual`);
+* its *upper bound* is the lowest dual value ``L(u)`` seen while running dual decomposition
+  on it: by weak duality (Koo et al. Eq. 9) no tree of the node scores more;
+* the *incumbent* (lower bound) is the best full-model score of any tree ``y^(k)`` met so far
+  in any node: every one of them is a tree of the unrestricted sentence;
+* a node is closed when its bound falls to the incumbent (within the rounding tolerance of
+  the gap certificate), when it certifies (``y = z``: its own optimum is known), or when it has
+  no tree; otherwise it is split on an arc ``h -> m`` where the two sides of the decomposition
+  disagree most often over its iterations (``y(h, m)``, ``z(h, m)`` and ``z'(h, m)`` of
+  Fig. 2): one child keeps ``h`` as the only head of ``m``, the other forbids ``h -> m``.  The
+  two children partition the node's trees, and each forbids at least one more arc, so the
+  search is finite;
+* children start from the multipliers of their parent's best bound (a warm start: the
+  parent's ``L(u)`` already bounds the child) and take Polyak steps towards the incumbent,
+  ``lam * (L(u) - f*) / |g|^2``, ``lam`` halved when the bound stalls (Held and Karp 1971);
+  a node that has stalled ``max_halvings`` times is split;
+* nodes are expanded best-bound first.  When the queue is empty, the incumbent is optimal:
+  its score equals the smallest upper bound over all leaves.
+
+References
+----------
+A. H. Land, A. G. Doig. An automatic method of solving discrete programming problems.
+Econometrica 28, 1960.
+M. Held, R. M. Karp. The traveling-salesman problem and minimum spanning trees: part II.
+Mathematical Programming 1, 1971.
+M. L. Fisher. The Lagrangian relaxation method for solving integer programming problems.
+Management Science 27, 1981.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import heapq
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .dual import GAP_TOL, dual_decompose
+from .mst import NoSpanningTreeError
+from .parts import PartTable
+
+__all__ = ["ExactResult", "branch_and_bound", "decode_exact", "PROOFS"]
+
+NEG_INF = -np.inf
+
+# what proved a tree optimal ("proof" of ExactResult); None: not proved
+PROOF_DUAL = "dual"
+PROOF_BNB = "branch-and-bound"
+PROOFS = (PROOF_DUAL, PROOF_BNB)
+
+
+@dataclass
+class ExactResult:
+    """Outcome of exact decoding for one sentence.
+
+    Attributes
+    ----------
+    heads : (n+1,) int64
+        The returned tree.
+    score : float
+        Its full-model score.
+    optimal : bool
+        True when the tree is proved optimal (``proof`` says how).
+    proof : str or None
+        ``"dual"``: dual decomposition certified it (agreement or zero gap, Koo et al.
+        Theorem 1); ``"branch-and-bound"``: the search below closed every node; ``None``: not
+        proved (time or node limit).
+    certificate : bool
+        The plain dual decomposition certificate of the first run (``proof == "dual"``).
+    iterations : int
+        Dual decomposition iterations, all nodes together.
+    root_iterations : int
+        Iterations of the first run (the traces below are its).
+    nodes : int
+        Nodes explored: 1 for the first run, plus every child evaluated by branch and bound.
+    bound : float
+        The best upper bound proved on the optimum (``score`` when ``optimal``).
+    timed_out : bool
+        True when the time limit stopped decoding.
+    seconds_dual, seconds_bnb : float
+        Time spent in the first run and in branch and bound.
+    dual, primal, recomputed, best_changes
+        Traces of the first run (:class:`~depparse.decode.dual.DualResult`).
+    """
+
+    heads: np.ndarray
+    score: float
+    optimal: bool
+    proof: str | None
+    certificate: bool
+    iterations: int
+    root_iterations: int
+    nodes: int
+    bound: float
+    timed_out: bool = False
+    seconds_dual: float = 0.0
+    seconds_bnb: float = 0.0
+    dual: np.ndarray | None = None
+    primal: np.ndarray | None = None
+    recomputed: np.ndarray | None = None
+    best_changes: list = field(default_factory=list)
+
+
+def _scale(parts: PartTable) -> float:
+    """Largest magnitude of a finite part score (the gap tolerance is relative to it)."""
+    big = 0.0
+    for a in (parts.arc, parts.tab):
+        f = a[np.isfinite(a)]
+        if f.size:
+            big = max(big, float(np.abs(f).max()))
+    return big
+
+
+def _closed(bound, incumbent, scale, tol):
+    """Does ``bound`` prove that nothing beats ``incumbent``?  (The test of the gap
+    certificate in :mod:`depparse.decode.dual`.)"""
+    if bound == NEG_INF:
+        return True
+    return bool(bound < np.inf and bound - incumbent <= tol * max(scale, abs(bound)))
+
+
+def _branch_arc(arc, counts, iterations, use_g):
+    """The arc ``(h, m)`` to split on, or None when every word has a single allowed head.
+
+    Only words with at least two allowed heads are split.  Among their allowed arcs, the one
+    where ``y``, ``z`` and ``z'`` (frequencies over the node's iterations) differ most; ties go
+    to the most fractional ``y``, then to the lowest index.
+    """
+    allowed = np.isfinite(arc)
+    allowed[:, 0] = False
+    np.fill_diagonal(allowed, False)
+    free = allowed.sum(axis=0) >= 2
+    if not free.any():
+        return None
+    it = max(int(iterations), 1)
+    y = counts[0] / it
+    z = counts[1] / it
+    dis = np.abs(y - z)
+    if use_g:
+        g = counts[2] / it
+        dis = np.maximum(dis, np.maximum(np.abs(y - g), np.abs(z - g)))
+    key = dis + 1e-6 * np.minimum(y, 1.0 - y)
+    key = np.where(allowed & free[None, :], key, -1.0)
+    h, m = np.unravel_index(int(np.argmax(key)), key.shape)
+    return int(h), int(m)
+
+
+def _only_tree(arc):
+    """The tree of a node where every word has exactly one allowed head (or None)."""
+    N = arc.shape[0]
+    heads = np.full(N, -1, dtype=np.int64)
+    for m in range(1, N):
+        hs = np.flatnonzero(np.isfinite(arc[:, m]))
+        hs = hs[hs != m]
+        if hs.size != 1:
+            return None
+        heads[m] = hs[0]
+    for m in range(1, N):  # acyclic: every word reaches the root
+        v, steps = m, 0
+        while v != 0 and steps <= N:
+            v, steps = heads[v], steps + 1
+        if v != 0:
+            return None
+    return heads
+
+
+def branch_and_bound(parts: PartTable, heads, score, bound, u, v, counts, iterations, *,
+                     alpha=0.001, single_root=False, projective=False, tol=GAP_TOL,
+                     node_iter=200, lam0=1.0, patience=10, max_halvings=4, max_nodes=None,
+                     deadline=None):
+    """Finish a dual decomposition run that has not certified (module docstring).
+
+    Parameters
+    ----------
+    parts : PartTable
+    heads, score : the best tree of the first run and its score (the first incumbent).
+    bound : float
+        The first run's lowest dual value.
+    u, v : (n+1, n+1) float64
+        Its multipliers at that value (warm start of the children).
+    counts : (3, n+1, n+1) float64
+        Its frequencies of ``y``, ``z``, ``z'`` (where to branch).
+    iterations : int
+        The iterations those frequencies count.
+    node_iter : int
+        Iteration cap of each child.
+    lam0, patience, max_halvings
+        Polyak step settings of the children (:func:`~depparse.decode.dual.dual_decompose`).
+    max_nodes : int, optional
+        Stop (unproved) after evaluating this many children.
+    deadline : float, optional
+        ``time.perf_counter()`` value at which to stop (unproved).
+
+    Returns
+    -------
+    (heads, score, optimal, nodes, iterations, bound, timed_out)
+        ``nodes`` counts the children evaluated; ``bound`` is the best upper bound proved (the
+        largest open bound when stopped early).
+    """
+    scale = _scale(parts)
+    use_g = parts.grandparents
+    best_heads, best = np.asarray(heads).copy(), float(score)
+    root_arc = parts.arc
+    queue = [(-float(bound), 0, root_arc, u, v, counts, int(iterations))]
+    tick = 1
+    nodes = 0
+    total_iter = 0
+    timed_out = False
+    while queue:
+        if deadline is not None and time.perf_counter() >= deadline:
+            timed_out = True
+            break
+        if max_nodes is not None and nodes >= max_nodes:
+            break
+        negb, _, arc, pu, pv, pc, pit = heapq.heappop(queue)
+        pbound = -negb
+        if _closed(pbound, best, scale, tol):
+            continue
+        hm = _branch_arc(arc, pc, pit, use_g)
+        if hm is None:  # a single tree left: score it
+            only = _only_tree(arc)
+            if only is not None:
+                r = dual_decompose(dataclasses.replace(parts, arc=arc), alpha=alpha,
+                                   max_iter=1, single_root=single_root, projective=projective,
+                                   tol=tol, history=False)
+                nodes += 1
+                total_iter += r.iterations
+                if r.score > best:
+                    best_heads, best = r.heads, r.score
+            continue
+        h, m = hm
+        fix = arc.copy()  # child 1: h is the only head of m
+        keep = fix[h, m]
+        fix[:, m] = NEG_INF
+        fix[h, m] = keep
+        forbid = arc.copy()  # child 2: no arc h -> m
+        forbid[h, m] = NEG_INF
+        for child in (fix, forbid):
+            if not np.isfinite(child[:, 1:]).any(axis=0).all():
+                continue  # a word without a head
+            if (max_nodes is not None and nodes >= max_nodes) or (
+                    deadline is not None and time.perf_counter() >= deadline):
+                # out of nodes or time: the child stays open, under its parent's bound
+                heapq.heappush(queue, (negb, tick, child, pu, pv, pc, pit))
+                tick += 1
+                continue
+            try:
+                r = dual_decompose(dataclasses.replace(parts, arc=child), alpha=alpha,
+                                   max_iter=node_iter, single_root=single_root,
+                                   projective=projective, tol=tol, u0=pu, v0=pv,
+                                   incumbent=best, step_rule="polyak", lam0=lam0,
+                                   patience=patience, max_halvings=max_halvings,
+                                   history=False, deadline=deadline, chunk=50)
+            except NoSpanningTreeError:
+                nodes += 1
+                continue  # no tree in this child
+            nodes += 1
+            total_iter += r.iterations
+            if r.score > best:
+                best_heads, best = r.heads, r.score
+            if r.certificate or r.pruned:
+                continue
+            cb = min(pbound, r.bound)
+            if _closed(cb, best, scale, tol):
+                continue
+            heapq.heappush(queue, (-cb, tick, child, r.u, r.v, r.counts, r.iterations))
+            tick += 1
+            if r.timed_out:
+                timed_out = True
+    # every open node is in the queue: the incumbent is optimal when none of them can beat it
+    open_bounds = [-q[0] for q in queue if not _closed(-q[0], best, scale, tol)]
+    ub = max(open_bounds) if open_bounds else best
+    return best_heads, best, not open_bounds, nodes, total_iter, max(ub, best), timed_out
+
+
+def decode_exact(parts: PartTable, *, alpha=0.001, budget=300, single_root=False,
+                 projective=False, tol=GAP_TOL, time_limit=None, step_rule="koo",
+                 root_lam0=2.0, root_patience=20, node_iter=200, lam0=1.0, patience=10,
+                 max_halvings=4, max_nodes=None, history=True) -> ExactResult:
+    """Best tree under the full model, proved optimal (dual decomposition + branch and bound).
+
+    Parameters
+    ----------
+    parts : PartTable
+    budget : int
+        Iterations of the first dual decomposition run before branch and bound takes over.
+    time_limit : float, optional
+        Seconds for the whole sentence; then the best tree so far, ``optimal = False``.
+    step_rule : {"koo", "polyak"}
+        Step sizes of the first run (:func:`~depparse.decode.dual.dual_decompose`); with
+        ``"polyak"``, ``root_lam0`` and ``root_patience`` set them.
+    node_iter, lam0, patience, max_halvings, max_nodes
+        Branch and bound settings (:func:`branch_and_bound`).
+    history : bool
+        Keep the first run's best-tree history.
+
+    Returns
+    -------
+    ExactResult
+
+    Raises
+    ------
+    NoSpanningTreeError
+        If the kept arcs admit no tree.
+    """
+    t0 = time.perf_counter()
+    deadline = None if time_limit is None else t0 + float(time_limit)
+    # huge scores: scale by a power of two (exact) so that no sum of parts, dual value or
+    # Polyak step overflows; the scores returned are scaled back
+    factor = 1.0
+    big = _scale(parts)
+    while big * factor > 1e200:
+        factor *= 0.5 ** 64
+    if factor != 1.0:
+        parts = dataclasses.replace(parts, arc=parts.arc * factor, tab=parts.tab * factor)
+    kw = dict(alpha=alpha, single_root=single_root, projective=projective, tol=tol)
+    if step_rule == "polyak":
+        kw.update(lam0=root_lam0, patience=root_patience)
+    r = dual_decompose(parts, max_iter=budget, step_rule=step_rule, history=history,
+                       deadline=deadline, **kw)
+    t1 = time.perf_counter()
+    res = ExactResult(r.heads, r.score, r.certificate, PROOF_DUAL if r.certificate else None,
+                      r.certificate, r.iterations, r.iterations, 1,
+                      r.score if r.certificate else r.bound, r.timed_out, t1 - t0, 0.0,
+                      r.dual, r.primal, r.recomputed, r.best_changes)
+    if r.certificate or r.timed_out:
+        return _unscale(res, factor)
+    heads, score, optimal, nodes, iters, bound, timed_out = branch_and_bound(
+        parts, r.heads, r.score, r.bound, r.u, r.v, r.counts, r.iterations, alpha=alpha,
+        single_root=single_root, projective=projective, tol=tol, node_iter=node_iter,
+        lam0=lam0, patience=patience, max_halvings=max_halvings, max_nodes=max_nodes,
+        deadline=deadline)
+    res.heads, res.score, res.optimal = heads, score, optimal
+    res.proof = PROOF_BNB if optimal else None
+    res.nodes += nodes
+    res.iterations += iters
+    res.bound = bound
+    res.timed_out = timed_out
+    res.seconds_bnb = time.perf_counter() - t1
+    return _unscale(res, factor)
+
+
+def _unscale(res: ExactResult, factor: float) -> ExactResult:
+    if factor != 1.0:
+        res.score /= factor
+        res.bound /= factor
+        res.dual = res.dual / factor
+        res.primal = res.primal / factor
+    return res
