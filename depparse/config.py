@@ -173,6 +173,17 @@ class DecodeConfig(_Config):
     time_limit: float | None = setting(None, "seconds per sentence for dual decomposition; then "
                                        "the best tree so far, marked not proved",
                                        lo=0.0, open_lo=True, metavar="SECONDS", cli=("parse",))
+    proof: bool = setting(True, "prove every parse optimal: a sentence that dual decomposition "
+                          "has not certified after --budget iterations is finished by branch "
+                          "and bound", flag="--no-proof", cli=("parse",),
+                          flag_help="stop dual decomposition at --max-iter iterations and keep "
+                                    "the best tree, proved or not (Koo et al. 2010, Sec. 7.5)")
+    budget: int = setting(200, "iterations of dual decomposition (at most --max-iter) before "
+                          "branch and bound finishes the proof", lo=1, metavar="B",
+                          cli=("parse",))
+    solver: str = setting("subgradient", "dual decomposition by subgradient steps (Koo et al. "
+                          "2010) or by AD3 (Martins et al. 2015)",
+                          choices=("subgradient", "ad3"), cli=("parse",))
 
 
 @dataclass

@@ -389,8 +389,8 @@ def ilp_best(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, si
     and while the arcs contain a cycle ``C``, add ``sum_{h, m in C} a[h, m] <= |C| - 1`` and
     solve again; an optimum of a relaxation that is a tree is an optimum of the ILP.
 
-    Returns ``(heads, value, rounds)``; raises RuntimeError when HiGHS does not prove
-    optimality.
+    Returns ``(heads, value, rounds)``, ``(None, -inf, rounds)`` when there is no tree;
+    raises RuntimeError when HiGHS does not prove optimality.
     """
     import highspy
 
@@ -481,6 +481,8 @@ def ilp_best(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, si
         rounds += 1
         solver.run()
         status = solver.getModelStatus()
+        if status == highspy.HighsModelStatus.kInfeasible:
+            return None, -np.inf, rounds
         if status != highspy.HighsModelStatus.kOptimal:
             raise RuntimeError("HiGHS did not prove optimality: "
                                + solver.modelStatusToString(status))

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import logging
 import os
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 from ..config import DecodeConfig
@@ -156,6 +158,9 @@ def cmd_parse(args):
     parser = load(args.model)
     try:
         parser.set_pruning(given.get("prune_threshold"), given.get("prune_max_heads"))
+        proofs = {k: given[k] for k in ("proof", "budget", "solver") if given.get(k) is not None}
+        if proofs:  # validated by configs_from_args
+            parser.decoding = dataclasses.replace(parser.decoding, **proofs)
     except DepparseError as e:
         raise UsageError(f"--prune-threshold/--prune-max-heads: {e}") from None
     t0 = time.perf_counter()
@@ -190,14 +195,29 @@ def cmd_parse(args):
     if not args.quiet:
         words = sum(s.n for s in sents)
         cert = sum(bool(r.certificate) for _, r in results)
+        proved = _proved(results)
         timed = sum(bool(r.timed_out) for _, r in results)
         extra = f"; {timed} stopped by --time-limit" if timed else ""
         if bad:
             extra += f"; skipped {_count(len(bad), 'malformed sentence')}"
         print(f"depparse: parsed {_count(len(sents), 'sentence')}, {_count(words, 'word')} "
               f"in {dt:.2f} s ({words / max(dt, 1e-9):.0f} words/s); certificates "
-              f"{cert}/{len(sents)} ({100.0 * cert / max(1, len(sents)):.1f}%){extra}",
+              f"{cert}/{len(sents)} ({100.0 * cert / max(1, len(sents)):.1f}%); {proved}{extra}",
               file=sys.stderr)
+
+
+def _proved(results):
+    """``proved optimal 2077/2077 (100.0%: dual 2040 in 19.1 s, branch-and-bound 37 in 1.2 s)``:
+    the trees proved optimal, by kind of proof, with the decoding time of those sentences."""
+    n = len(results)
+    count, secs = Counter(), Counter()
+    for _, r in results:
+        count[r.proof] += 1
+        secs[r.proof] += r.seconds
+    ok = n - count[None]
+    kinds = ", ".join(f"{k or 'not proved'} {count[k]} in {secs[k]:.1f} s"
+                      for k in ("dual", "branch-and-bound", "exact", None) if count[k])
+    return f"proved optimal {ok}/{n} ({100.0 * ok / max(1, n):.1f}%: {kinds})"
 
 
 def cmd_evaluate(args):

@@ -47,18 +47,23 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .ad3 import ad3_decompose
 from .dual import GAP_TOL, dual_decompose
 from .mst import NoSpanningTreeError
 from .parts import PartTable
 
-__all__ = ["ExactResult", "branch_and_bound", "decode_exact", "PROOFS"]
+__all__ = ["BUDGET", "ExactResult", "PROOFS", "branch_and_bound", "decode_exact"]
 
 NEG_INF = -np.inf
+#: Default iterations of the first dual decomposition run before branch and bound (tuned on
+#: en_ewt dev with the shipped model: benchmarks/bench_exact.py).
+BUDGET = 200
 
 # what proved a tree optimal ("proof" of ExactResult); None: not proved
 PROOF_DUAL = "dual"
 PROOF_BNB = "branch-and-bound"
-PROOFS = (PROOF_DUAL, PROOF_BNB)
+PROOF_EXACT = "exact"  # an arc-factored model: Chu-Liu-Edmonds and Eisner are exact
+PROOFS = (PROOF_DUAL, PROOF_BNB, PROOF_EXACT)
 
 
 @dataclass
@@ -178,7 +183,7 @@ def _only_tree(arc):
 
 def branch_and_bound(parts: PartTable, heads, score, bound, u, v, counts, iterations, *,
                      alpha=0.001, single_root=False, projective=False, tol=GAP_TOL,
-                     node_iter=200, lam0=1.0, patience=10, max_halvings=4, max_nodes=None,
+                     node_iter=200, lam0=2.0, patience=20, max_halvings=4, max_nodes=None,
                      deadline=None):
     """Finish a dual decomposition run that has not certified (module docstring).
 
@@ -285,10 +290,11 @@ def branch_and_bound(parts: PartTable, heads, score, bound, u, v, counts, iterat
     return best_heads, best, not open_bounds, nodes, total_iter, max(ub, best), timed_out
 
 
-def decode_exact(parts: PartTable, *, alpha=0.001, budget=300, single_root=False,
-                 projective=False, tol=GAP_TOL, time_limit=None, step_rule="koo",
-                 root_lam0=2.0, root_patience=20, node_iter=200, lam0=1.0, patience=10,
-                 max_halvings=4, max_nodes=None, history=True) -> ExactResult:
+def decode_exact(parts: PartTable, *, alpha=0.001, budget=BUDGET, single_root=False,
+                 projective=False, tol=GAP_TOL, time_limit=None, solver="subgradient",
+                 step_rule="koo", root_lam0=2.0, root_patience=20, node_iter=200, lam0=2.0,
+                 patience=20, max_halvings=4, max_nodes=None, history=True,
+                 ad3_options=None) -> ExactResult:
     """Best tree under the full model, proved optimal (dual decomposition + branch and bound).
 
     Parameters
@@ -298,9 +304,12 @@ def decode_exact(parts: PartTable, *, alpha=0.001, budget=300, single_root=False
         Iterations of the first dual decomposition run before branch and bound takes over.
     time_limit : float, optional
         Seconds for the whole sentence; then the best tree so far, ``optimal = False``.
+    solver : {"subgradient", "ad3"}
+        The first run: subgradient dual decomposition (Koo et al. 2010) or AD3
+        (:mod:`depparse.decode.ad3`, options ``ad3_options``); branch and bound is the same.
     step_rule : {"koo", "polyak"}
-        Step sizes of the first run (:func:`~depparse.decode.dual.dual_decompose`); with
-        ``"polyak"``, ``root_lam0`` and ``root_patience`` set them.
+        Step sizes of a subgradient first run (:func:`~depparse.decode.dual.dual_decompose`);
+        with ``"polyak"``, ``root_lam0`` and ``root_patience`` set them.
     node_iter, lam0, patience, max_halvings, max_nodes
         Branch and bound settings (:func:`branch_and_bound`).
     history : bool
@@ -326,10 +335,18 @@ def decode_exact(parts: PartTable, *, alpha=0.001, budget=300, single_root=False
     if factor != 1.0:
         parts = dataclasses.replace(parts, arc=parts.arc * factor, tab=parts.tab * factor)
     kw = dict(alpha=alpha, single_root=single_root, projective=projective, tol=tol)
-    if step_rule == "polyak":
-        kw.update(lam0=root_lam0, patience=root_patience)
-    r = dual_decompose(parts, max_iter=budget, step_rule=step_rule, history=history,
-                       deadline=deadline, **kw)
+    if solver == "ad3":
+        r = ad3_decompose(parts, max_iter=budget, deadline=deadline, **kw,
+                          **(ad3_options or {}))
+        pit = 1  # the counts are the fractional copies q themselves
+    elif solver == "subgradient":
+        if step_rule == "polyak":
+            kw.update(lam0=root_lam0, patience=root_patience)
+        r = dual_decompose(parts, max_iter=budget, step_rule=step_rule, history=history,
+                           deadline=deadline, **kw)
+        pit = r.iterations
+    else:
+        raise ValueError(f"solver must be 'subgradient' or 'ad3', got {solver!r}")
     t1 = time.perf_counter()
     res = ExactResult(r.heads, r.score, r.certificate, PROOF_DUAL if r.certificate else None,
                       r.certificate, r.iterations, r.iterations, 1,
@@ -338,7 +355,7 @@ def decode_exact(parts: PartTable, *, alpha=0.001, budget=300, single_root=False
     if r.certificate or r.timed_out:
         return _unscale(res, factor)
     heads, score, optimal, nodes, iters, bound, timed_out = branch_and_bound(
-        parts, r.heads, r.score, r.bound, r.u, r.v, r.counts, r.iterations, alpha=alpha,
+        parts, r.heads, r.score, r.bound, r.u, r.v, r.counts, pit, alpha=alpha,
         single_root=single_root, projective=projective, tol=tol, node_iter=node_iter,
         lam0=lam0, patience=patience, max_halvings=max_halvings, max_nodes=max_nodes,
         deadline=deadline)

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..conllu import read_conllu, write_conllu
+from ..decode.ad3 import ad3_decompose
+from ..decode.bnb import PROOF_DUAL, PROOF_EXACT, decode_exact
 from ..decode.dual import dual_decompose
 from ..decode.eisner import eisner
 from ..decode.mst import chu_liu_edmonds
@@ -52,6 +54,16 @@ class ParseResult:
     kept_arcs: int = 0
     best_changes: list | None = None
     timed_out: bool = False
+    # proof of optimality (depparse.decode.bnb): ``proof`` is "dual" (the dual decomposition
+    # certificate), "branch-and-bound", "exact" (an arc-factored model: CLE/Eisner are exact)
+    # or None (not proved: --no-proof, or --time-limit); ``iterations`` and the traces are
+    # those of the first dual decomposition run, ``bnb_iterations`` those of the branch and
+    # bound nodes (``nodes`` counts the first run too); ``bnb_seconds`` is part of ``seconds``
+    optimal: bool = False
+    proof: str | None = None
+    nodes: int = 0
+    bnb_iterations: int = 0
+    bnb_seconds: float = 0.0
 
 
 class Parser:
@@ -133,7 +145,14 @@ class Parser:
         trace : bool
             Keep the per-iteration dual/primal/recomputed traces and the best-tree history.
         time_limit : float, optional
-            Anytime decoding: seconds for dual decomposition; then the best tree so far.
+            Anytime decoding: seconds for the sentence; then the best tree so far, marked not
+            proved.
+
+        With the model's ``proof`` setting (the default), a sentence that dual decomposition
+        (``solver``) has not certified after ``min(budget, max_iter)`` iterations is finished
+        by branch and bound (:func:`~depparse.decode.bnb.decode_exact`), so that the tree is
+        proved optimal; without it, dual decomposition stops at ``max_iter`` iterations with
+        the best tree (Koo et al. 2010, Sec. 7.5).
         """
         d = self.decoding
         t0 = time.perf_counter()
@@ -147,11 +166,25 @@ class Parser:
         if self.order == 0:
             heads = tree_decoder(d.projective)(parts.arc, single_root=single)
             return ParseResult(heads, True, 1, time.perf_counter() - t0,
-                               kept_arcs=int(keep.sum()))
-        r = dual_decompose(parts, alpha=d.alpha, max_iter=K, single_root=single,
-                           projective=d.projective, time_limit=time_limit)
-        res = ParseResult(r.heads, r.certificate, r.iterations, time.perf_counter() - t0,
-                          kept_arcs=int(keep.sum()), timed_out=r.timed_out)
+                               kept_arcs=int(keep.sum()), optimal=True, proof=PROOF_EXACT,
+                               nodes=1)
+        kw = dict(alpha=d.alpha, single_root=single, projective=d.projective,
+                  time_limit=time_limit)
+        if d.proof:
+            r = decode_exact(parts, budget=min(d.budget, K), solver=d.solver, history=trace,
+                             **kw)
+            proof, nodes = r.proof, r.nodes
+            extra = dict(bnb_iterations=r.iterations - r.root_iterations,
+                         bnb_seconds=r.seconds_bnb)
+            iterations = r.root_iterations
+        else:
+            decoder = ad3_decompose if d.solver == "ad3" else dual_decompose
+            r = decoder(parts, max_iter=K, **kw)
+            proof, nodes, extra = (PROOF_DUAL if r.certificate else None), 1, {}
+            iterations = r.iterations
+        res = ParseResult(r.heads, r.certificate, iterations, time.perf_counter() - t0,
+                          kept_arcs=int(keep.sum()), timed_out=r.timed_out,
+                          optimal=proof is not None, proof=proof, nodes=nodes, **extra)
         if trace:
             res.dual, res.primal, res.recomputed = r.dual, r.primal, r.recomputed
             res.best_changes = r.best_changes

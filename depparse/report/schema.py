@@ -19,17 +19,23 @@ import numpy as np
 
 from ..errors import ReportError
 
-__all__ = ["FORMAT", "ReportSentence", "SUMMARY_KEYS", "VERSION", "build_report", "load_report",
-           "read_sentences", "validate_report"]
+__all__ = ["FORMAT", "PROOF_KINDS", "ReportSentence", "SUMMARY_KEYS", "VERSION", "build_report",
+           "load_report", "read_sentences", "validate_report"]
 
 #: The ``format`` value of a parse report.
 FORMAT = "depparse-report"
 #: The newest report version this module reads (2: optional per-sentence ``rels`` and
-#: ``gold_rels``; version-1 reports are read as they are).
-VERSION = 2
+#: ``gold_rels``; 3: per-sentence ``optimal``, ``proof`` and ``nodes``, the proof of
+#: optimality; older reports are read as they are, their proof being the certificate).
+VERSION = 3
+
+#: What can prove a tree optimal (``proof`` of a sentence; null: not proved): the dual
+#: decomposition certificate, branch and bound, or an exact first-order decoder (``mst``).
+PROOF_KINDS = ("dual", "branch-and-bound", "exact")
 
 _TOP_KEYS = ("model", "max_iter", "single_root", "inputs", "summary", "sentences")
 SUMMARY_KEYS = ("sentences", "words", "certified", "cert_rate", "seconds", "words_per_sec")
+PROOF_SUMMARY_KEYS = ("proved", "proved_rate")  # version 3
 _SENTENCE_KEYS = (
     "file",
     "index",
@@ -45,6 +51,7 @@ _SENTENCE_KEYS = (
     "heads",
     "gold_heads",
 )
+_PROOF_KEYS = ("optimal", "proof", "nodes")  # version 3
 
 
 def _is_int(x: Any) -> bool:
@@ -102,6 +109,16 @@ class ReportSentence:
     gold: np.ndarray | None
     rels: list | None = None  # predicted DEPREL (index 0 ""), when the report has them
     gold_rels: list | None = None
+    optimal: bool | None = None  # None: read from the certificate (reports before version 3)
+    proof: str | None = None
+    nodes: int = 1
+    bnb_iterations: int = 0
+    bnb_seconds: float = 0.0
+
+    def __post_init__(self):
+        if self.optimal is None:
+            self.optimal = bool(self.certificate)
+            self.proof = "dual" if self.certificate else None
 
     def tree_at(self, cap: int) -> np.ndarray:
         """Best-primal tree within the first ``cap`` iterations (see module docstring)."""
@@ -115,7 +132,36 @@ class ReportSentence:
         return f"{os.path.basename(self.file)}, sentence {self.index + 1}{sid}"
 
 
-def _sentence(raw: Any) -> ReportSentence:
+def _proof(raw: Mapping, version: int) -> dict:
+    """The proof keys of a sentence (version 3), checked against each other."""
+    if version < 3:
+        return {}
+    missing = [k for k in _PROOF_KEYS if k not in raw]
+    if missing:
+        raise _Invalid(f"missing key(s) {', '.join(repr(k) for k in missing)}")
+    optimal, proof, nodes = raw["optimal"], raw["proof"], raw["nodes"]
+    if not isinstance(optimal, bool):
+        raise _Invalid(f"'optimal' must be true or false, got {optimal!r}")
+    if proof is not None and proof not in PROOF_KINDS:
+        raise _Invalid(f"'proof' must be null or one of {', '.join(PROOF_KINDS)}, got {proof!r}")
+    if optimal != (proof is not None):
+        raise _Invalid(f"'optimal' is {str(optimal).lower()} but 'proof' is "
+                       f"{'null' if proof is None else repr(proof)}")
+    if proof == "dual" and not raw["certificate"]:
+        raise _Invalid("'proof' is 'dual' but 'certificate' is false")
+    if not _is_int(nodes) or nodes < 0:
+        raise _Invalid(f"'nodes' must be a non-negative integer, got {nodes!r}")
+    out = {"optimal": optimal, "proof": proof, "nodes": int(nodes)}
+    it, sec = raw.get("bnb_iterations", 0), raw.get("bnb_seconds", 0.0)
+    if not _is_int(it) or it < 0:
+        raise _Invalid(f"'bnb_iterations' must be a non-negative integer, got {it!r}")
+    if not _is_num(sec) or not sec >= 0:
+        raise _Invalid(f"'bnb_seconds' must be a non-negative number, got {sec!r}")
+    out.update(bnb_iterations=int(it), bnb_seconds=float(sec))
+    return out
+
+
+def _sentence(raw: Any, version: int = VERSION) -> ReportSentence:
     if not isinstance(raw, Mapping):
         raise _Invalid(f"must be an object, got {type(raw).__name__}")
     missing = [k for k in _SENTENCE_KEYS if k not in raw]
@@ -183,6 +229,7 @@ def _sentence(raw: Any) -> ReportSentence:
         gold=None if gold is None else _heads(gold, n, "'gold_heads'"),
         rels=rels["rels"],
         gold_rels=rels["gold_rels"],
+        **_proof(raw, version),
     )
 
 
@@ -232,7 +279,9 @@ def read_sentences(report: Any, source: str | None = None) -> list[ReportSentenc
     missing = [k for k in SUMMARY_KEYS if k not in summary]
     if missing:
         raise ReportError(f"{pre}'summary' is missing key(s) {', '.join(map(repr, missing))}")
-    for k in SUMMARY_KEYS:
+    for k in SUMMARY_KEYS + (PROOF_SUMMARY_KEYS if version >= 3 else ()):
+        if k not in summary:
+            raise ReportError(f"{pre}'summary' is missing key {k!r}")
         if not _is_num(summary[k]):
             raise ReportError(f"{pre}summary {k!r} must be a number, got {summary[k]!r}")
     raw_sentences = report["sentences"]
@@ -241,7 +290,7 @@ def read_sentences(report: Any, source: str | None = None) -> list[ReportSentenc
     out = []
     for i, raw in enumerate(raw_sentences):
         try:
-            out.append(_sentence(raw))
+            out.append(_sentence(raw, version))
         except _Invalid as err:
             ident = ""
             if isinstance(raw, Mapping) and "file" in raw and "index" in raw:
@@ -262,12 +311,24 @@ def validate_report(report: Mapping[str, Any], source: str | None = None) -> Non
              "model": {"path": str, "model": "gs" | "sib" | "mst", ...},
              "max_iter": int, "single_root": bool, "inputs": [str, ...],
              "summary": {"sentences", "words", "certified", "cert_rate" (percent),
+                         "proved", "proved_rate" (percent; version 3),
                          "seconds", "words_per_sec"},
              "sentences": [{"file", "index", "sent_id", "n", "certificate", "iterations",
                             "seconds", "dual", "primal", "recomputed",
                             "best_changes": [[iteration, heads], ...],
                             "heads", "gold_heads" (or null),
-                            "rels", "gold_rels" (optional, or null)}, ...]}
+                            "rels", "gold_rels" (optional, or null),
+                            "optimal", "proof", "nodes" (version 3),
+                            "bnb_iterations", "bnb_seconds" (optional)}, ...]}
+
+        ``certificate`` is the plain dual decomposition certificate of the first run
+        (``iterations`` long, the traces are its); ``optimal`` says whether the tree is
+        proved optimal and ``proof`` how: ``"dual"`` (that certificate), ``"branch-and-bound"``
+        (the search of :mod:`depparse.decode.bnb` finished the proof), ``"exact"`` (an ``mst``
+        model, decoded exactly) or null (not proved: ``--no-proof`` or ``--time-limit``);
+        ``nodes`` counts the dual decomposition runs (the first one and every branch and bound
+        node), ``bnb_iterations``/``bnb_seconds`` what the branch and bound nodes took
+        (``bnb_seconds`` is part of ``seconds``).
 
         ``dual``, ``primal`` and ``recomputed`` hold one value per iteration (``recomputed``
         as a fraction in [0, 1]) or are empty (``mst`` models); every heads list has length
@@ -335,6 +396,8 @@ def build_report(parser, docs, results, seconds, max_iter=None, single_root=None
             sents.append({
                 "file": fname, "index": j, "sent_id": s.sent_id, "n": s.n,
                 "certificate": bool(r.certificate), "iterations": int(r.iterations),
+                "optimal": bool(r.optimal), "proof": r.proof, "nodes": int(r.nodes),
+                "bnb_iterations": int(r.bnb_iterations), "bnb_seconds": float(r.bnb_seconds),
                 "seconds": float(r.seconds), "timed_out": bool(r.timed_out),
                 "kept_arcs": int(r.kept_arcs),
                 "dual": _round(r.dual), "primal": _round(r.primal),
@@ -345,6 +408,7 @@ def build_report(parser, docs, results, seconds, max_iter=None, single_root=None
                 "gold_rels": gold_rels})
     words = sum(s["n"] for s in sents)
     cert = sum(s["certificate"] for s in sents)
+    proved = sum(s["optimal"] for s in sents)
     return {
         "format": FORMAT, "version": VERSION,
         "model": {"path": parser.path, "model": cfg.model, "projective": dec.projective,
@@ -356,6 +420,7 @@ def build_report(parser, docs, results, seconds, max_iter=None, single_root=None
         "inputs": [f for f, _ in docs],
         "summary": {"sentences": len(sents), "words": words, "certified": cert,
                     "cert_rate": 100.0 * cert / max(1, len(sents)),
+                    "proved": proved, "proved_rate": 100.0 * proved / max(1, len(sents)),
                     "seconds": float(seconds),
                     "words_per_sec": words / max(float(seconds), 1e-9)},
         "sentences": sents}

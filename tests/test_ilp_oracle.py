@@ -1,0 +1,122 @@
+"""An independent exact oracle: the G+S objective as an integer linear program (HiGHS).
+
+``tests/naive.py: ilp_best`` writes the model from the documented part-table layout (arc
+indicators, one path of transition variables per head automaton and grandparent slot, cycle
+cuts); it is first checked against brute-force enumeration (n <= 5), then used on real
+sentences: en_ewt dev with the shipped model's pruned part tables, the tables the decoder sees.
+Every tree depparse calls optimal must score exactly the ILP's optimum.
+
+The default test covers the first dev sentences (with the production budget, and with a budget
+of 10 iterations so that many go through branch and bound); the ``slow`` one covers at least
+300 dev sentences including every sentence that subgradient dual decomposition (Koo et al.'s
+K = 5000) fails to certify.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from naive import best_full, ilp_best, table_score
+
+from depparse.decode import PROOFS, compile_dense, dual_decompose
+
+highspy = pytest.importorskip("highspy", reason="the ILP oracle needs highspy (dev extra)")
+
+REL = 1e-9  # rounding of two sums of the same ~100 part scores in another order
+
+
+def test_ilp_oracle_equals_brute_force():
+    """The oracle itself: on random dense G+S and sibling instances it finds the best tree."""
+    rng = np.random.default_rng(21)
+    for i in range(60):
+        n = 1 + i % 5
+        N = n + 1
+        gpm = i % 3 != 0
+        arc = rng.standard_normal((N, N))
+        if i % 4 == 3:
+            forbid = rng.random((N, N)) < 0.3
+            forbid[0, :] = False
+            arc[forbid] = -np.inf
+        sib = rng.standard_normal((N, N, N + 1))
+        gr = rng.standard_normal((N, N, N)) if gpm else None
+        gs = rng.standard_normal((N, N, N, N + 1)) if gpm else None
+        single = bool(i % 2)
+        _, bv = best_full(arc, sib, gr, gs, single_root=single)
+        arrays = compile_dense(arc, sib, gr, gs).arrays()
+        heads, val, _ = ilp_best(*arrays, single)
+        if bv == -np.inf:
+            assert heads is None and val == -np.inf, i
+            continue
+        assert abs(val - bv) <= 1e-7 * max(1.0, abs(bv)), (i, val, bv)
+        assert abs(table_score(heads, *arrays) - bv) <= 1e-7 * max(1.0, abs(bv)), i
+
+
+@pytest.fixture(scope="module")
+def shipped(corpora_dir):
+    import depparse
+    from depparse.conllu import read_conllu
+
+    path = corpora_dir / "en_ewt" / "en_ewt-ud-dev.conllu"
+    if not path.exists():
+        pytest.skip(f"{path} not found")
+    try:
+        parser = depparse.load()
+    except depparse.DepparseError as e:
+        pytest.skip(f"shipped model unusable here: {e}")
+    return parser, read_conllu(path)
+
+
+def check_sentences(parser, sents, budgets):
+    """Decode each sentence (each budget) and compare with the ILP; returns proof counts."""
+    single = parser.decoding.single_root
+    counts = {p: 0 for p in PROOFS}
+    orig = parser.decoding
+    try:
+        for s in sents:
+            enc = parser.model.vocab.encode(s)
+            keep = parser.keep_mask(enc)
+            parts = parser.part_table(enc, keep)
+            arrays = parts.arrays()
+            ih, val, _ = ilp_best(*arrays, single)
+            tol = REL * max(1.0, abs(val))
+            assert table_score(ih, *arrays) <= val + 1e-6 * max(1.0, abs(val))
+            for b in budgets:
+                parser.decoding = orig if b is None else orig.__class__(**{**orig.to_dict(),
+                                                                         "budget": b})
+                r = parser.decode(enc, keep=keep)
+                ctx = (s.sent_id, s.n, b, r.proof, r.nodes)
+                assert r.optimal and r.proof in PROOFS, ctx
+                score = table_score(r.heads, *arrays)
+                assert abs(score - val) <= tol, (ctx, score, val)
+                counts[r.proof] += 1
+    finally:
+        parser.decoding = orig
+    return counts
+
+
+@pytest.mark.corpora
+def test_shipped_model_optimal_trees_equal_ilp(shipped):
+    parser, dev = shipped
+    counts = check_sentences(parser, dev[:40], budgets=(None, 10))
+    print(counts)
+    assert counts["branch-and-bound"] >= 5, counts  # the test exercised branch and bound
+
+
+@pytest.mark.slow
+@pytest.mark.corpora
+def test_shipped_model_dev_300_and_every_uncertified_equal_ilp(shipped):
+    parser, dev = shipped
+    d = parser.decoding
+    hard = []
+    for i, s in enumerate(dev):
+        parts = parser.part_table(parser.model.vocab.encode(s))
+        r = dual_decompose(parts, alpha=d.alpha, max_iter=5000, single_root=d.single_root)
+        if not r.certificate:
+            hard.append(i)
+    chosen = sorted(set(range(300)) | set(hard))
+    print(f"{len(hard)} of {len(dev)} dev sentences not certified at K = 5000; checking "
+          f"{len(chosen)} sentences")
+    assert len(chosen) >= 300 and hard
+    counts = check_sentences(parser, [dev[i] for i in chosen], budgets=(None,))
+    print(counts)
+    assert sum(counts.values()) == len(chosen)

@@ -1,0 +1,127 @@
+"""The proof keys of the parse report (version 3): ``optimal``, ``proof``, ``nodes`` per
+sentence, ``proved``/``proved_rate`` in the summary, and the statistics over them."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+from fixtures_models import run_cli, syn  # noqa: F401
+from test_report import example_report
+
+from depparse.errors import ReportError
+from depparse.report import summarize_report, validate_report
+from depparse.report.schema import PROOF_KINDS, VERSION
+
+
+def v3_report(**kw) -> dict:
+    """:func:`example_report` with the version-3 proof keys: certified sentences are proved
+    by the certificate, every third uncertified one is left unproved (a time limit), the rest
+    proved by branch and bound with a few nodes."""
+    rep = example_report(**kw)
+    rep["version"] = 3
+    for i, s in enumerate(rep["sentences"]):
+        if s["certificate"]:
+            s.update(optimal=True, proof="dual", nodes=1)
+        elif i % 3 == 0:
+            s.update(optimal=False, proof=None, nodes=4, bnb_iterations=300, bnb_seconds=0.5)
+        else:
+            s.update(optimal=True, proof="branch-and-bound", nodes=3 + i % 5,
+                     bnb_iterations=100 + i, bnb_seconds=0.01 * i)
+    proved = sum(s["optimal"] for s in rep["sentences"])
+    rep["summary"].update(proved=proved, proved_rate=100.0 * proved / len(rep["sentences"]))
+    return rep
+
+
+def test_version_is_3():
+    assert VERSION >= 3 and PROOF_KINDS == ("dual", "branch-and-bound", "exact")
+
+
+def test_proof_statistics_follow_the_sentences():
+    rep = v3_report(sentences=40)
+    validate_report(rep)
+    summ = summarize_report(rep)
+    sents = rep["sentences"]
+    assert summ["proved"] == sum(s["optimal"] for s in sents) == rep["summary"]["proved"]
+    assert summ["unproved"] == len(sents) - summ["proved"] > 0
+    by = {p["proof"]: p for p in summ["proofs"]}
+    assert set(by) == {"dual", "branch-and-bound", "not proved"}  # no "exact" without mst
+    for kind, key in (("dual", "dual"), ("branch-and-bound", "branch-and-bound"),
+                      (None, "not proved")):
+        group = [s for s in sents if s["proof"] == kind]
+        assert by[key]["sentences"] == len(group) > 0
+        assert by[key]["seconds"] == pytest.approx(sum(s["seconds"] for s in group))
+        assert by[key]["bnb_seconds"] == pytest.approx(sum(s.get("bnb_seconds", 0.0)
+                                                           for s in group))
+        assert by[key]["nodes"] == sum(s["nodes"] for s in group)
+    bnb = [s for s in sents if s["nodes"] > 1]
+    assert summ["bnb_nodes"] == sum(s["nodes"] - 1 for s in bnb)
+    assert summ["bnb_sentences"] == by["branch-and-bound"]["sentences"]
+    json.dumps(summ, allow_nan=False)
+
+
+def test_old_reports_read_their_certificate_as_the_proof():
+    rep = example_report()
+    assert rep["version"] == 1
+    validate_report(rep)
+    summ = summarize_report(rep)
+    assert summ["proved"] == summ["certified"]
+    by = {p["proof"]: p["sentences"] for p in summ["proofs"]}
+    assert by["dual"] == summ["certified"] and by["branch-and-bound"] == 0
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda s, r: s.pop("optimal"), "missing key(s) 'optimal'"),
+    (lambda s, r: s.pop("proof"), "missing key(s) 'proof'"),
+    (lambda s, r: s.pop("nodes"), "missing key(s) 'nodes'"),
+    (lambda s, r: s.update(optimal="yes"), "'optimal' must be true or false"),
+    (lambda s, r: s.update(proof="guess"), "'proof' must be null or one of"),
+    (lambda s, r: s.update(optimal=False), "'optimal' is false but 'proof' is 'dual'"),
+    (lambda s, r: s.update(proof=None), "'optimal' is true but 'proof' is null"),
+    (lambda s, r: s.update(certificate=False), "'proof' is 'dual' but 'certificate' is false"),
+    (lambda s, r: s.update(nodes=-1), "'nodes' must be a non-negative integer"),
+    (lambda s, r: s.update(nodes=1.5), "'nodes' must be a non-negative integer"),
+    (lambda s, r: s.update(bnb_seconds=-1.0), "'bnb_seconds' must be a non-negative number"),
+    (lambda s, r: s.update(bnb_iterations="9"), "'bnb_iterations' must be a non-negative"),
+    (lambda s, r: r["summary"].pop("proved"), "'summary' is missing key 'proved'"),
+    (lambda s, r: r["summary"].update(proved_rate="all"), "summary 'proved_rate' must be"),
+])
+def test_invalid_proof_keys_are_named(edit, message):
+    rep = v3_report()
+    validate_report(rep)
+    bad = copy.deepcopy(rep)
+    s = bad["sentences"][0]
+    assert s["proof"] == "dual"
+    edit(s, bad)
+    with pytest.raises(ReportError) as e:
+        validate_report(bad)
+    assert message in str(e.value)
+
+
+def test_parse_report_has_proofs_end_to_end(syn, tmp_path):  # noqa: F811
+    # budget 1: sentences not certified by the first iteration are proved by branch and bound
+    rep_path = tmp_path / "r.json"
+    rc, _, err = run_cli(["parse", syn.test, "-o", tmp_path / "o.conllu", "--budget", "1",
+                          "--report", rep_path, "--jobs", "1"])
+    assert rc == 0, err
+    rep = json.loads(rep_path.read_text())
+    validate_report(rep)
+    sents = rep["sentences"]
+    assert all(s["optimal"] for s in sents) and rep["summary"]["proved"] == len(sents)
+    kinds = {s["proof"] for s in sents}
+    assert kinds <= {"dual", "branch-and-bound"} and "branch-and-bound" in kinds
+    assert all((s["proof"] == "dual") == s["certificate"] for s in sents)
+    assert all(s["iterations"] == 1 for s in sents)
+    assert f"proved optimal {len(sents)}/{len(sents)}" in err
+    # without proofs, the uncertified sentences are reported as not proved
+    rc, _, err = run_cli(["parse", syn.test, "-o", tmp_path / "o2.conllu", "--no-proof",
+                          "--max-iter", "1", "--report", rep_path, "--jobs", "1"])
+    assert rc == 0, err
+    rep = json.loads(rep_path.read_text())
+    validate_report(rep)
+    sents = rep["sentences"]
+    assert any(not s["optimal"] for s in sents)
+    assert all(s["optimal"] == s["certificate"] and s["nodes"] == 1 for s in sents)
+    summ = summarize_report(rep)
+    assert summ["proved"] == summ["certified"] == rep["summary"]["proved"]
