@@ -80,3 +80,93 @@ def sentences(n_sentences, seed=0, tmp_path=None):
     import io
 
     return read_conllu(io.BytesIO(conllu_text(n_sentences, seed).encode()))
+
+
+# -- a tagged version (issue 12: tagger and lemmatizer) ------------------------------------
+
+
+
+def _made_up_nouns(n, seed):
+    """``n`` distinct pronounceable nouns (CVCVC-like) not ending in *s*."""
+    rng = np.random.default_rng(seed)
+    out: list[str] = []
+    while len(out) < n:
+        letters = ("bdgklmnprt", "aeiou", "bdgklmnprt", "aeiou", "bdgklmnprt")
+        w = "".join(str(rng.choice(list(a))) for a in letters[:int(rng.integers(3, 6))])
+        if w not in out and w not in WORDS["NOUN"]:
+            out.append(w)
+    return out
+
+
+#: Noun lemmas: a small lexicon, drawn uniformly, and a large one, drawn from a Zipf
+#: distribution (many nouns are rare), and nonce nouns, never in training data.
+NOUNS = ["dog", "cat", "park", "man", "idea", "house", "tree", "saw"]
+MORE_NOUNS = NOUNS + _made_up_nouns(60, 7)
+NONCE_NOUNS = [w for w in _made_up_nouns(80, 8) if w not in MORE_NOUNS][:20]
+IRREGULAR_PLURAL = {"man": "men"}
+VERBS = {"see": "saw", "like": "liked", "find": "found", "chase": "chased", "want": "wanted"}
+DET_FEATS = {"the": "Definite=Def|PronType=Art", "a": "Definite=Ind|PronType=Art",
+             "every": "PronType=Tot", "this": "Number=Sing|PronType=Dem",
+             "these": "Number=Plur|PronType=Dem"}
+XPOS = {"DET": "DT", "ADJ": "JJ", "ADP": "IN", "ADV": "RB", "PUNCT": "."}
+
+
+def tagged_sentence(rng, nonce=False, large=False):
+    """One sentence of the grammar of :func:`sentence` with morphology: a list of
+    ``(form, lemma, upos, xpos, feats, head, deprel)``.
+
+    Nouns are singular or plural (``-s``, *men*), verbs present (``-s``) or past (*saw*,
+    *found*, ``-ed``), determiners agree in number with their noun, the first word is
+    capitalized.  *saw* is a noun (lemma *saw*) or a past verb (lemma *see*), told apart by
+    its position only.  Nouns come from :data:`NOUNS`, or with ``large`` from
+    :data:`MORE_NOUNS`; with ``nonce`` a quarter of them are words never seen in training
+    (:data:`NONCE_NOUNS`).
+    """
+    words = sentence(rng)
+    rows = []
+    for u, f, h, r in words:
+        rows.append([f, f, u, XPOS.get(u, "_"), "_", h, r])
+    for i, row in enumerate(rows):
+        u = row[2]
+        if u == "NOUN":
+            if nonce and rng.random() < 0.25:
+                lemma = str(rng.choice(NONCE_NOUNS))
+            elif large:
+                lemma = MORE_NOUNS[min(int(rng.zipf(1.3)), len(MORE_NOUNS)) - 1]
+            else:
+                lemma = str(rng.choice(NOUNS))
+            plural = rng.random() < 0.4
+            form = IRREGULAR_PLURAL.get(lemma, lemma + "s") if plural else lemma
+            row[:5] = [form, lemma, u, "NNS" if plural else "NN",
+                       "Number=Plur" if plural else "Number=Sing"]
+            for dep in rows:
+                if dep[5] == i + 1 and dep[2] == "DET":
+                    d = str(rng.choice(["the", "these"] if plural else
+                                       ["the", "a", "every", "this"]))
+                    dep[0] = dep[1] = d
+                    dep[4] = DET_FEATS[d]
+        elif u == "VERB":
+            lemma = str(rng.choice(list(VERBS)))
+            past = rng.random() < 0.5
+            form = VERBS[lemma] if past else lemma + "s"
+            row[:5] = [form, lemma, u, "VBD" if past else "VBZ",
+                       "Mood=Ind|Tense=Past|VerbForm=Fin" if past else
+                       "Mood=Ind|Number=Sing|Person=3|Tense=Pres|VerbForm=Fin"]
+        elif u == "ADJ":
+            row[4] = "Degree=Pos"
+    rows[0][0] = rows[0][0][:1].upper() + rows[0][0][1:]
+    return rows
+
+
+def tagged_conllu_text(n_sentences, seed=0, nonce=False, large=False):
+    """CoNLL-U text of ``n_sentences`` random :func:`tagged_sentence` sentences."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for k in range(n_sentences):
+        rows = tagged_sentence(rng, nonce, large)
+        out.append(f"# sent_id = tagged-{seed}-{k}")
+        out.append("# text = " + " ".join(r[0] for r in rows))
+        for i, r in enumerate(rows, 1):
+            out.append("\t".join([str(i), *r[:5], str(r[5]), r[6], "_", "_"]))
+        out.append("")
+    return "\n".join(out) + "\n"

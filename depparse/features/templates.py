@@ -14,7 +14,12 @@ lemma, ``P`` UPOS, ``X`` XPOS, ``C`` / ``CC`` fine / coarse contextual class, ``
 ``BETWEEN`` a UPOS strictly between the two words and ``COUNT`` how often it occurs;
 ``DIST_*`` bucketed distances; ``DIR`` / ``DIRDIST`` direction (and bucketed distance);
 ``NL`` / ``NR`` counts of left / right children; ``LSP`` / ``RSP`` the UPOS of the nearest
-sibling to the left / right; ``PREV`` / ``LABEL`` consecutive labels.
+sibling to the left / right; ``PREV`` / ``LABEL`` consecutive labels.  Tagger and lemmatizer
+(one word ``I``; ``L1``/``L2``/``R1``/``R2`` the words 1 or 2 to its left / right): ``W``
+lower-cased form, ``FORM`` the form as written, ``SUFK`` / ``PREK`` the suffix / prefix of
+length ``K`` (an atom), ``SHAPE`` the collapsed character classes, ``FLAG`` one orthographic
+flag, ``LEN`` the length bucket, ``FIRST`` first word or not, ``P`` / ``X`` the predicted UPOS /
+XPOS, ``FEATS`` the predicted FEATS bundle and ``FEAT`` one of its features.
 
 Changing the templates changes what the weights mean: bump
 :data:`depparse.features.parts.FEATURE_SET` (parser) or
@@ -30,7 +35,7 @@ from __future__ import annotations
 __all__ = ["FAMILIES", "registry"]
 
 #: Name prefixes of the template families.
-FAMILIES = ("ARC", "SIB", "GRAND", "GSIB", "LABEL", "LTRANS")
+FAMILIES = ("ARC", "SIB", "GRAND", "GSIB", "LABEL", "LTRANS", "TAG", "LEM")
 
 # -- arc (h, m); conjoined with the direction, and (most of them) with direction and distance
 ARC_BIAS = 1
@@ -199,6 +204,68 @@ LABEL_MCC_MP_HP_DIRDIST = 144
 # -- labeler label bigrams of consecutive children of one head; read as they are
 LTRANS_PREV_LABEL_SIDE = 150
 LTRANS_PREV_LABEL_SIDE_HP = 151
+
+# -- tagger (word i); conjoined with the class of each task (UPOS, XPOS, FEATS ...)
+#    stage 1: what the form and its neighbours show
+TAG_BIAS = 300
+TAG_W = 301
+TAG_FORM = 302
+TAG_SUFK = 303
+TAG_PREK = 304
+TAG_SHAPE = 305
+TAG_FLAG = 306
+TAG_LEN = 307
+TAG_WL1 = 308
+TAG_WL2 = 309
+TAG_WR1 = 310
+TAG_WR2 = 311
+TAG_WL1_W = 312
+TAG_W_WR1 = 313
+TAG_WL1_WR1 = 314
+TAG_SUF3L1 = 315
+TAG_SUF3R1 = 316
+TAG_SHAPEL1_SHAPE_SHAPER1 = 317
+TAG_FIRST_SHAPE = 318
+TAG_SUF3_WL1 = 319
+TAG_SUF3_WR1 = 320
+TAG_WL2_WL1 = 321
+TAG_WR1_WR2 = 322
+#    stage 2 (XPOS, FEATS): the same plus the predicted UPOS
+TAG_P = 340
+TAG_P_W = 341
+TAG_P_SUFK = 342
+TAG_PL1_P = 343
+TAG_P_PR1 = 344
+TAG_PL1_P_PR1 = 345
+TAG_P_WL1 = 346
+TAG_P_WR1 = 347
+TAG_P_SHAPE = 348
+TAG_P_FORM = 349
+TAG_PL2_PL1_P = 350
+TAG_P_PR1_PR2 = 351
+
+# -- lemmatizer (word i); conjoined with the edit script
+LEM_BIAS = 400
+LEM_W = 401
+LEM_FORM = 402
+LEM_SUFK = 403
+LEM_PREK = 404
+LEM_SHAPE = 405
+LEM_FIRST_SHAPE = 406
+LEM_P = 407
+LEM_P_SUFK = 408
+LEM_P_W = 409
+LEM_FEATS = 410
+LEM_P_FEATS = 411
+LEM_FEATS_SUF3 = 412
+LEM_FEAT = 413
+LEM_P_FEAT = 414
+LEM_X = 415
+LEM_X_SUF3 = 416
+LEM_WL1 = 417
+LEM_WR1 = 418
+LEM_P_WR1 = 419
+LEM_FEAT_SUF2 = 420
 
 
 def registry() -> dict[str, int]:
