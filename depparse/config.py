@@ -178,7 +178,7 @@ class DecodeConfig(_Config):
                           "and bound", flag="--no-proof", cli=("parse",),
                           flag_help="stop dual decomposition at --max-iter iterations and keep "
                                     "the best tree, proved or not (Koo et al. 2010, Sec. 7.5)")
-    budget: int = setting(200, "iterations of dual decomposition (at most --max-iter) before "
+    budget: int = setting(150, "iterations of dual decomposition (at most --max-iter) before "
                           "branch and bound finishes the proof", lo=1, metavar="B",
                           cli=("parse",))
     solver: str = setting("subgradient", "dual decomposition by subgradient steps (Koo et al. "

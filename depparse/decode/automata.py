@@ -100,6 +100,53 @@ def _decode_head(h, arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_
     return best_val, best_gi
 
 
+@nb.njit(cache=True)
+def _decode_head_lazy(h, arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, beta,
+                      u, v, single_root, delta, back, best_take, sval, stake, soff, dirty):
+    """:func:`_decode_head` with the Viterbi result of every (grandparent slot, side) kept.
+
+    Lazy decoding (Koo et al. Sec. 7.4) one level finer: ``dirty[d]`` says that some
+    ``u(h, .)`` of side ``d`` changed, so only that side's Viterbi is rerun (for every slot);
+    a change of ``v(., h)`` alone (``dirty[2]``) only shifts the slots' totals.  ``sval[slot,
+    d]`` and ``stake[soff[slot, d]:][:L]`` hold the value and the chosen candidates of each slot
+    and side.  Same result, same tie-breaking as :func:`_decode_head`.
+    """
+    for gi in range(gp_len[h]):
+        slot = gp_off[h] + gi
+        g = gp[slot]
+        if g >= 0 and arc[g, h] == NEG_INF:
+            continue  # a forbidden arc g -> h: the slot is never used
+        for d in range(2):
+            if dirty[d]:
+                L = cand_len[h, d]
+                o = soff[slot, d]
+                sval[slot, d] = _viterbi_side(tab, tab_off[slot, d], L, cand, cand_off[h, d], h,
+                                              arc, beta, u, single_root and h == 0 and d == 1,
+                                              delta, back, stake[o:o + L])
+    best_val = NEG_INF
+    best_gi = -1
+    for gi in range(gp_len[h]):
+        slot = gp_off[h] + gi
+        g = gp[slot]
+        val = 0.0
+        if g >= 0:
+            if arc[g, h] == NEG_INF:
+                continue
+            val = -v[g, h]
+        val += sval[slot, 0]  # (summed in the order of _decode_head: the same rounding)
+        val += sval[slot, 1]
+        if val > best_val:
+            best_val = val
+            best_gi = gi
+    if best_gi >= 0:
+        slot = gp_off[h] + best_gi
+        for d in range(2):
+            o = soff[slot, d]
+            for i in range(cand_len[h, d]):
+                best_take[d, i] = stake[o + i]
+    return best_val, best_gi
+
+
 def _decode_one(pt, h, u, v, single_root):
     N = pt.arc.shape[0]
     W = int(pt.cand_len.max(initial=0)) + 1

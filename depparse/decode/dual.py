@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import numba as nb
 import numpy as np
 
-from .automata import _decode_head
+from .automata import _decode_head_lazy
 from .eisner import _eisner
 from .mst import NO_TREE, OK, NoSpanningTreeError, _cle_workspace, _cle_ws
 from .parts import PartTable, compile_dense
@@ -140,8 +140,8 @@ _NF, _NI = 7, 8
 
 
 @nb.njit(cache=True)
-def _dd_init(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, alpha, max_iter, u0, v0,
-             incumbent, lam0, history):
+def _dd_init(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, alpha, max_iter,
+             u0, v0, incumbent, lam0, history):
     """Allocate the state of a dual decomposition run (see :func:`_dd_run`), starting from the
     multipliers ``u0``, ``v0`` (copied; zeros for a cold start)."""
     N = arc.shape[0]
@@ -185,24 +185,34 @@ def _dd_init(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, alpha, max_
     fs[_F_LAM] = lam0
     si = np.zeros(_NI, dtype=np.int64)
     ncap = min(max_iter, MAX_CHANGES) if history else 1
+    # per (grandparent slot, side): the last Viterbi value and choice (lazy decoding)
+    nslot = tab_off.shape[0]
+    soff = np.zeros((nslot, 2), dtype=np.int64)
+    size = 0
+    for h in range(N):
+        for gi in range(gp_len[h]):
+            for d in range(2):
+                soff[gp_off[h] + gi, d] = size
+                size += cand_len[h, d]
     return (u, v, w, gpos,
             np.zeros((N, 2, Wmax), dtype=np.int64),  # ztake: z(h, cand) per head and side
             np.full(N, -1, dtype=np.int64),  # zgi: chosen grandparent slot per head
             np.zeros(N),  # zval: automaton values
-            np.ones(N, dtype=np.bool_),  # dirty: automata to re-decode (lazy decoding)
+            np.ones((N, 3), dtype=np.bool_),  # dirty: u of the left/right side, v (Sec. 7.4)
             np.full(N, -1, dtype=np.int64),  # best_heads
             np.empty(max_iter), np.empty(max_iter), np.empty(max_iter),  # traces
             np.zeros(ncap, dtype=np.int64), np.zeros((ncap, N), dtype=np.int64),  # history
             fs, si,
             u0.copy(), v0.copy(),  # ubest, vbest: the multipliers of the lowest dual value
-            np.zeros((3, N, N)))  # counts of y(h, m), z(h, m), z'(h, m) over the iterations
+            np.zeros((3, N, N)),  # counts of y(h, m), z(h, m), z'(h, m) over the iterations
+            np.zeros((nslot, 2)), np.zeros(max(size, 1), dtype=np.int64), soff)
 
 
 @nb.njit(cache=True)
 def _dd_run(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, use_g, alpha,
             max_iter, single_root, projective, tol, k_end, rule, patience, max_halvings,
             u, v, w, gpos, ztake, zgi, zval, dirty, best_heads, dual, primal, recomputed,
-            chg_iter, chg_heads, fs, si, ubest, vbest, counts):
+            chg_iter, chg_heads, fs, si, ubest, vbest, counts, sval, stake, soff):
     """Run the dual decomposition loop (Fig. 1 / Fig. 2) from iteration ``si[_I_K]`` until
     agreement, a zero gap, ``max_iter`` or ``k_end`` iterations.  Resumable: all state lives
     in the arrays made by :func:`_dd_init`.
@@ -220,7 +230,6 @@ def _dd_run(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, use
     Wmax = ztake.shape[2]
     delta_w = np.empty(Wmax)
     back_w = np.empty(Wmax, dtype=np.int64)
-    take_w = np.zeros((2, Wmax), dtype=np.int64)
     yh = np.empty(N, dtype=np.int64)
     inn, tin, oh, om = _cle_workspace(N)
     ncap = chg_iter.shape[0]
@@ -242,13 +251,16 @@ def _dd_run(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, use
         # z-step: head automata, lazily (Sec. 7.4)
         nrec = 0
         for h in range(N):
-            if dirty[h]:
-                val, gi = _decode_head(h, arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab,
-                                       tab_off, beta, u, v, single_root, delta_w, back_w,
-                                       take_w, ztake[h])
+            if dirty[h, 0] or dirty[h, 1] or dirty[h, 2]:
+                val, gi = _decode_head_lazy(h, arc, cand, cand_off, cand_len, gp, gp_off,
+                                            gp_len, tab, tab_off, beta, u, v, single_root,
+                                            delta_w, back_w, ztake[h], sval, stake, soff,
+                                            dirty[h])
                 zval[h] = val
                 zgi[h] = gi
-                dirty[h] = False
+                dirty[h, 0] = False
+                dirty[h, 1] = False
+                dirty[h, 2] = False
                 nrec += 1
         recomputed[k] = nrec / N
         L = yval
@@ -342,7 +354,7 @@ def _dd_run(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, use
                         du = step * (zz - yy)
                         u[h, m] += du
                         w[h, m] += du
-                        dirty[h] = True
+                        dirty[h, d] = True
         if use_g:
             for m in range(1, N):
                 gz = gp[gp_off[m] + zgi[m]]
@@ -353,7 +365,7 @@ def _dd_run(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, use
                     w[gz, m] += step
                     v[gy, m] -= step
                     w[gy, m] -= step
-                    dirty[m] = True
+                    dirty[m, 2] = True
         k += 1
     if k >= max_iter:
         si[_I_DONE] = 1
@@ -421,7 +433,7 @@ def dual_decompose(parts: PartTable, *, alpha=0.001, max_iter=5000, single_root=
     N = arc.shape[0]
     u0 = np.zeros((N, N)) if u0 is None else np.ascontiguousarray(u0, dtype=np.float64)
     v0 = np.zeros((N, N)) if v0 is None else np.ascontiguousarray(v0, dtype=np.float64)
-    state = _dd_init(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, float(alpha),
+    state = _dd_init(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, float(alpha),
                      int(max_iter), u0, v0, float(incumbent), float(lam0), bool(history))
     fs, si = state[14], state[15]
     if deadline is None and time_limit is not None:

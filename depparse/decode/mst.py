@@ -110,12 +110,54 @@ def _cle(scores, single_root, heads):
 
 
 @nb.njit(cache=True)
+def _greedy(scores, single_root, heads):
+    """Fast path: every word takes its best head; if that is a tree (with one root child under
+    ``single_root``), it is the best tree, since no tree scores more at any word.  Returns
+    whether it was; ``heads`` is garbage otherwise.  In dual decomposition most spanning-tree
+    calls end here."""
+    N = scores.shape[0]
+    best = np.full(N, NEG_INF)
+    heads[1:] = -1
+    for x in range(N):  # row by row: the matrix is read in memory order
+        for y in range(1, N):
+            v = scores[x, y]
+            if v > best[y] and x != y:
+                best[y] = v
+                heads[y] = x
+    nroot = 0
+    for y in range(1, N):
+        if heads[y] < 0:
+            return False
+        if heads[y] == 0:
+            nroot += 1
+    if single_root and nroot != 1:
+        return False
+    # acyclic: walk up from every word, marking the walk; stop at the root or a finished word
+    state = np.zeros(N, dtype=np.int8)  # 0 new, 1 on the current walk, 2 reaches the root
+    state[0] = 2
+    for s in range(1, N):
+        v = s
+        while state[v] == 0:
+            state[v] = 1
+            v = heads[v]
+        if state[v] == 1:
+            return False
+        v = s
+        while state[v] == 1:
+            state[v] = 2
+            v = heads[v]
+    return True
+
+
+@nb.njit(cache=True)
 def _cle_ws(scores, single_root, heads, inn, tin, oh, om):
     """:func:`_cle` with caller-provided work arrays (from :func:`_cle_workspace`), so that
     repeated calls (dual decomposition) allocate nothing."""
     N = scores.shape[0]
     heads[0] = -1
     if N == 1:
+        return OK
+    if _greedy(scores, single_root, heads):
         return OK
     factor = _rescale(scores)
     M = 2 * N  # ids of contracted nodes are N, N+1, ... ; at most N-1 contractions
