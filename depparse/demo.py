@@ -2,7 +2,8 @@
 
 Prints every tree readably with its certificate, UAS/LAS against the sample's gold trees and
 the certificate rate, and writes the parsed file, the JSON report and the HTML report under
-``out/demo/``.  Run as ``python -m depparse.demo [--model PATH] [--input FILE]``.
+``out/demo/``; then parses a paragraph of plain text (the model's own tokenizer and, when it
+has one, tagger).  Run as ``python -m depparse.demo [--model PATH] [--input FILE]``.
 """
 
 from __future__ import annotations
@@ -80,7 +81,19 @@ def main(argv=None) -> int:
     print(f"certified  {cert}/{len(gold)} ({100.0 * cert / max(1, len(gold)):.1f}%)")
     print(f"output     {out / 'sample.parsed.conllu'}")
     print(f"report     {index}")
+    print()
+    if parser.tokenizer is None:
+        print("plain text: this model has no tokenizer (it reads CoNLL-U only)")
+        return 0
+    print(f"plain text: {PLAIN!r}")
+    for s, r in parser.parse(parser.read_text(PLAIN, source="<demo>"), return_results=True):
+        print(format_tree(s, r))
+    print("(the same from the command line: echo '...' | depparse parse --input text -)")
     return 0
+
+
+#: The plain-text example of the demo (segmented, tokenized, tagged and parsed).
+PLAIN = "I didn't see the film, but my sister loved it. She's seen it twice!"
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ def tiny_model(tmp_path_factory):
     tr = synthetic.sentences(150, seed=11)
     cfg = ModelConfig(model="gs", bits=17, pruner_bits=15, labeler_bits=15)
     m = depparse.train(tr, None, model="gs", bits=17, pruner_bits=15, labeler_bits=15,
-                       epochs=4, progress=False, pruner_folds=2)
+                       epochs=4, labeler_epochs=8, progress=False, pruner_folds=2)
     assert m.config.bits == cfg.bits
     path = tmp_path_factory.mktemp("models") / "tiny.npz"
     m.save(path)
