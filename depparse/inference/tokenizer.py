@@ -10,13 +10,18 @@ UDPipe's tokenizer (Straka, Hajič and Straková 2016, LREC, Sec. 4.2):
    tabs included) is one space, and control characters count as whitespace;
 2. after every character a linear classifier over hashed character features
    (:mod:`depparse.features.chars`) decides: the token goes on, the token ends, or the token
-   and the sentence end; whitespace always ends a token and a paragraph always ends a
-   sentence; a sentence longer than ``max_words`` words is cut at its best-scoring token end;
-3. tokens that the treebank writes as multiword tokens (English ``don't`` = ``do`` +
+   and the sentence end; whitespace always ends a token, no token ends inside a URL or an
+   e-mail address (:data:`URL`), and a paragraph always ends a sentence;
+3. a second, word-level classifier (:mod:`depparse.features.boundaries`, in models that have
+   one) decides, token by token from left to right, whether a sentence ends after it, from
+   the character classifier's margin there, the words and shapes around the gap and the
+   number of tokens since the last sentence end; a sentence longer than ``max_words`` words
+   is cut at its best-scoring token end;
+4. tokens that the treebank writes as multiword tokens (English ``don't`` = ``do`` +
    ``n't``, Portuguese ``do`` = ``de`` + ``o``) are split into their words by a dictionary of
    the training data (the analysis it gives a token form more often than not), with the case
    of the text carried over;
-4. the result is written as CoNLL-U (``# newdoc``, ``# newpar``, ``# sent_id``, ``# text``,
+5. the result is written as CoNLL-U (``# newdoc``, ``# newpar``, ``# sent_id``, ``# text``,
    ``SpaceAfter=No``; LEMMA to DEPREL ``_``) and read back with
    :func:`depparse.conllu.read_conllu`, so that the sentences are exactly what the rest of the
    pipeline reads from a file, and the CoNLL 2018 evaluation (:mod:`depparse.evaluate`) can
@@ -28,15 +33,19 @@ from __future__ import annotations
 import io
 import os
 import re
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 import numpy as np
 
 from ..conllu import Sentence, read_conllu
 from ..errors import ConlluError, ModelError
+from ..features.boundaries import decide as decide_gaps
+from ..features.boundaries import margin_buckets, token_table
 from ..features.chars import (
     INSIDE,
+    PARAGRAPH,
     SENTENCE_END,
+    SPACE,
     TOKEN_END,
     char_classes,
     char_table,
@@ -44,12 +53,22 @@ from ..features.chars import (
     score_positions,
 )
 
-__all__ = ["FORMAT", "VERSION", "Tokenizer", "apply_case", "read_text", "split_paragraphs"]
+__all__ = ["FORMAT", "Gaps", "URL", "VERSION", "Tokenizer", "apply_case", "read_text",
+           "split_paragraphs"]
 
 #: ``meta["format"]`` of the tokenizer component.
 FORMAT = "depparse-tokenizer"
-#: ``meta["version"]`` this code reads.
-VERSION = 1
+#: ``meta["version"]`` this code reads (2: the word-level second stage).
+VERSION = 2
+
+#: URLs and e-mail addresses: never cut inside, and cut after unless whitespace or a period
+#: follows (a trailing ``.,;:!?'`` or bracket is no part of the match).  In the six
+#: treebanks' texts (train, dev, test) every match lies inside one token (``mailto:`` before an
+#: address belongs to the same token), and a token ends after every match followed by
+#: something other than whitespace or a period (76 times: ``>``, ``]``, ``)``, ``,``,
+#: ``'``); of 14 followed by a period, 2 go on (``...``).
+URL = re.compile(r"(?:(?:https?|ftp)://|www\d*\.)[^\s<>\"]*[^\s<>\".,;:!?'()\[\]{}]"
+                 r"|[\w.+-]+@[\w-]+(?:\.[\w-]+)+", re.IGNORECASE)
 
 _BLANK_LINE = re.compile(r"\n[^\S\n]*\n")
 # control characters that are not whitespace (C0, DEL, C1) and U+FEFF inside the text
@@ -162,6 +181,26 @@ def apply_case(token: str, words: list[str]) -> list[str]:
     return list(words)
 
 
+class Gaps(NamedTuple):
+    """The tokens of prepared paragraphs and what the second stage sees of the gaps after
+    them (:meth:`Tokenizer.gaps`)."""
+
+    #: First and one-past-last position of every token in the prepared text.
+    starts: np.ndarray
+    ends: np.ndarray
+    #: Paragraph ``p`` holds tokens ``para_tokens[p] .. para_tokens[p + 1] - 1``.
+    para_tokens: np.ndarray
+    #: :func:`~depparse.features.boundaries.token_table` of the tokens.
+    table: np.ndarray
+    #: The character model's sentence-end margin after every token (the tuned bias not
+    #: added), its bucket, and 1 where no whitespace follows the token.
+    margins: np.ndarray
+    buckets: np.ndarray
+    glued: np.ndarray
+    #: The character model's own decision: a sentence ends after the token.
+    char_ends: np.ndarray
+
+
 class Tokenizer:
     """Sentence segmenter, tokenizer and multiword-token splitter (see the module docstring).
 
@@ -176,10 +215,16 @@ class Tokenizer:
     sentence_bias : float, optional
         Added to the sentence-end score of every character (tuned on held-out text by the
         trainer); default 0.
+    gap_weights : numpy.ndarray, shape (2**gap_bits,), optional
+        Weights of the word-level second stage (:mod:`depparse.features.boundaries`); without
+        them the character classifier decides where sentences end.
+    gap_threshold : float, optional
+        A sentence ends after a token whose second-stage score exceeds it; default 0.
     """
 
     def __init__(self, weights: np.ndarray, mwt: dict[str, list[str]], max_words: int = 250,
-                 sentence_bias: float = 0.0):
+                 sentence_bias: float = 0.0, gap_weights: np.ndarray | None = None,
+                 gap_threshold: float = 0.0):
         bits = int(weights.shape[0]).bit_length() - 1
         if weights.ndim != 2 or weights.shape != (1 << bits, 3):
             raise ModelError(f"tokenizer weights have shape {weights.shape}, expected "
@@ -191,6 +236,16 @@ class Tokenizer:
         self.mwt = mwt
         self.max_words = int(max_words)
         self.sentence_bias = float(sentence_bias)
+        self.gap_weights = None
+        self.gap_bits = 0
+        if gap_weights is not None:
+            gb = int(gap_weights.shape[0]).bit_length() - 1
+            if gap_weights.ndim != 1 or gap_weights.shape[0] != 1 << gb:
+                raise ModelError(f"tokenizer gap weights have shape {gap_weights.shape}, "
+                                 "expected (2**bits,)")
+            self.gap_weights = np.ascontiguousarray(gap_weights, dtype=np.float32)
+            self.gap_bits = gb
+        self.gap_threshold = float(gap_threshold)
 
     @classmethod
     def from_component(cls, component: Any) -> Tokenizer:
@@ -199,9 +254,11 @@ class Tokenizer:
         Parameters
         ----------
         component : depparse.model.Component
-            ``meta``: ``{"format": "depparse-tokenizer", "version": 1, "mwt": {...},
-            "max_words": int, "sentence_bias": float, ...}``; ``arrays["weights"]``: the
-            classifier's weights.
+            ``meta``: ``{"format": "depparse-tokenizer", "version": 2, "mwt": {...},
+            "max_words": int, "sentence_bias": float, "gap_threshold": float or null, ...}``;
+            ``arrays["weights"]``: the character classifier's weights;
+            ``arrays["gap_weights"]``: the second stage's (absent where ``gap_threshold`` is
+            null: the character classifier alone ends sentences).
 
         Returns
         -------
@@ -222,11 +279,73 @@ class Tokenizer:
         w = component.arrays.get("weights")
         if w is None:
             raise ModelError("the model's tokenizer component has no weights")
+        threshold = meta.get("gap_threshold")
+        gw = component.arrays.get("gap_weights")
+        if threshold is not None and gw is None:
+            raise ModelError("the model's tokenizer component has no gap weights")
         mwt = {str(k): [str(x) for x in v] for k, v in (meta.get("mwt") or {}).items()}
         return cls(np.asarray(w), mwt, int(meta.get("max_words", 250)),
-                   float(meta.get("sentence_bias", 0.0)))
+                   float(meta.get("sentence_bias", 0.0)),
+                   None if threshold is None else np.asarray(gw),
+                   0.0 if threshold is None else float(threshold))
 
     # -- segmentation -----------------------------------------------------------------------
+
+    def gaps(self, paragraphs: list[str]) -> tuple[np.ndarray, Gaps]:
+        """Tokens of paragraphs by the character classifier, and the gaps after them.
+
+        Parameters
+        ----------
+        paragraphs : list of str
+            Paragraph texts.
+
+        Returns
+        -------
+        offsets : numpy.ndarray of int64
+            The position of every paragraph's first character in the prepared text.
+        Gaps
+        """
+        codes, low, offsets = prepare(paragraphs)
+        cls = char_classes(codes)
+        sc = score_positions(char_table(low, cls), self.weights, self.bits)
+        for p, a in zip(paragraphs, offsets.tolist(), strict=True):
+            for m in URL.finditer(p):  # no token ends inside a URL or an e-mail address
+                sc[a + m.start():a + m.end() - 1, INSIDE] = np.inf
+                if m.end() < len(p) and p[m.end()] != ".":  # "...": the classifier decides
+                    sc[a + m.end() - 1, INSIDE] = -np.inf  # a bracket or comma after it
+        nxt = np.append(low[1:], PARAGRAPH)
+        nxt_space = (nxt == SPACE) | (nxt == PARAGRAPH)
+        margin = sc[:, SENTENCE_END] - np.where(nxt_space, sc[:, TOKEN_END],
+                                                np.maximum(sc[:, TOKEN_END], sc[:, INSIDE]))
+        # a token ends before whitespace or where ending it scores best; the bias only tells
+        # a sentence end from a token end
+        is_end = nxt_space | (np.maximum(sc[:, TOKEN_END], sc[:, SENTENCE_END])
+                              > sc[:, INSIDE])
+        sent = sc[:, SENTENCE_END] + np.float32(self.sentence_bias) > sc[:, TOKEN_END]
+        label = np.where(is_end, np.where(sent, SENTENCE_END, TOKEN_END), INSIDE)
+        label[nxt == PARAGRAPH] = SENTENCE_END
+        label[(low == SPACE) | (low == PARAGRAPH)] = -1
+        ends = np.flatnonzero(label >= TOKEN_END)
+        nonspace = np.flatnonzero((low != SPACE) & (low != PARAGRAPH))
+        starts = np.empty_like(ends)
+        if len(ends):
+            starts[0] = 0
+            starts[1:] = ends[:-1] + 1
+            starts = nonspace[np.searchsorted(nonspace, starts)]  # first non-space character
+        para_tokens = np.append(np.searchsorted(ends, offsets), len(ends)).astype(np.int64)
+        table = token_table(codes, low, cls, starts, ends + 1)
+        margins = margin[ends]
+        glued = (~nxt_space[ends]).astype(np.int8)
+        return offsets, Gaps(starts, ends + 1, para_tokens, table, margins,
+                             margin_buckets(margins), glued, label[ends] == SENTENCE_END)
+
+    def decide(self, g: Gaps, threshold: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Where sentences end: after which tokens of :meth:`gaps`, and the scores that cut
+        over-long sentences (the second stage's, else the character classifier's margins)."""
+        if self.gap_weights is None:
+            return g.char_ends, g.margins + np.float32(self.sentence_bias)
+        return decide_gaps(g.table, g.para_tokens, g.buckets, g.glued, self.gap_weights,
+                      self.gap_bits, self.gap_threshold if threshold is None else threshold)
 
     def segment(self, paragraphs: list[str]) -> list[list[list[tuple[int, int]]]]:
         """Sentences and tokens of paragraphs, as character spans.
@@ -244,42 +363,21 @@ class Tokenizer:
         """
         if not paragraphs:
             return []
-        codes, low, starts = prepare(paragraphs)
-        tab = char_table(low, char_classes(codes))
-        scores = score_positions(tab, self.weights, self.bits)
-        scores[:, SENTENCE_END] += np.float32(self.sentence_bias)
+        offsets, g = self.gaps(paragraphs)
+        sent_end, margin = self.decide(g)
         out = []
-        for p, start in zip(paragraphs, starts.tolist(), strict=True):
-            sc = scores[start:start + len(p)]
-            out.append(self._paragraph(low[start:start + len(p) + 1], sc))
+        for p, off in enumerate(offsets.tolist()):
+            a, b = int(g.para_tokens[p]), int(g.para_tokens[p + 1])
+            tokens = list(zip((g.starts[a:b] - off).tolist(), (g.ends[a:b] - off).tolist(),
+                              strict=True))
+            cut = [0] + (np.flatnonzero(sent_end[a:b]) + 1).tolist()
+            if cut[-1] != b - a:
+                cut.append(b - a)
+            sents: list[list[tuple[int, int]]] = []
+            for x, y in zip(cut[:-1], cut[1:], strict=True):
+                self._cut_long(tokens, margin[a:b], x, y, sents)
+            out.append(sents)
         return out
-
-    def _paragraph(self, low: np.ndarray, sc: np.ndarray) -> list[list[tuple[int, int]]]:
-        n = len(low) - 1
-        space = low == 32
-        # decision after every character: inside, token end, sentence end
-        label = np.argmax(sc, axis=1)
-        nxt_space = np.append(space[1:n], True)  # the paragraph end counts as whitespace
-        forced = nxt_space & (label == INSIDE)
-        label[forced] = np.where(sc[forced, SENTENCE_END] > sc[forced, TOKEN_END],
-                                 SENTENCE_END, TOKEN_END)
-        label[space[:n]] = -1
-        label[n - 1] = SENTENCE_END
-        ends = np.flatnonzero(label >= TOKEN_END)
-        sent_end = label[ends] == SENTENCE_END
-        margin = sc[ends, SENTENCE_END] - np.maximum(sc[ends, TOKEN_END], sc[ends, INSIDE])
-        starts = np.empty_like(ends)
-        starts[0] = 0
-        starts[1:] = ends[:-1] + 1
-        # a token starts at its first non-space character
-        nonspace = np.flatnonzero(~space[:n])
-        starts = nonspace[np.searchsorted(nonspace, starts)]
-        tokens = list(zip(starts.tolist(), (ends + 1).tolist(), strict=True))
-        sents: list[list[tuple[int, int]]] = []
-        cut = [0] + (np.flatnonzero(sent_end) + 1).tolist()
-        for a, b in zip(cut[:-1], cut[1:], strict=True):
-            self._cut_long(tokens, margin, a, b, sents)
-        return sents
 
     def _cut_long(self, tokens, margin, a, b, sents) -> None:
         """Append tokens ``a:b`` as sentences of at most ``max_words`` tokens, cutting at the

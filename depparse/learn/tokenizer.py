@@ -10,8 +10,13 @@ separated by blank lines.  Every character then gets its gold decision (token go
 ends / sentence ends), and an averaged perceptron (Collins 2002; averaged with the
 "running sum of updates" trick of Daumé 2006) learns the character classifier over the
 hashed features of :mod:`depparse.features.chars`, as UDPipe's tokenizer learns its GRU
-tagger from the same data (Straka, Hajič and Straková 2016, Sec. 4.2).  The multiword-token
-dictionary is counted from the same tokens.
+tagger from the same data (Straka, Hajič and Straková 2016, Sec. 4.2).  The word-level
+second stage (:mod:`depparse.features.boundaries`) learns, over the gold tokens, whether a
+sentence ends after each token, from the margins of character classifiers that did not see
+that text (jackknifing, as in stacked generalisation: Wolpert 1992), so that it learns
+how far to trust the margins of unseen text; it is the mean of a few averaged perceptrons
+trained in different orders.  The multiword-token dictionary is counted from the same
+tokens.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import numpy as np
 
 from ..conllu import Sentence
 from ..errors import TrainingDataError
+from ..features.boundaries import N_GAP_FEATURES, gap_features, margin_buckets, token_table
 from ..features.chars import (
     INSIDE,
     N_CLASSES,
@@ -39,7 +45,7 @@ from ..features.chars import (
     prepare,
     score_positions,
 )
-from ..inference.tokenizer import FORMAT, VERSION
+from ..inference.tokenizer import FORMAT, VERSION, Tokenizer
 from ..model import Component
 
 # a comment that starts a paragraph: "# newpar", "# newpar id = ...", "# newdoc ...", in any
@@ -47,7 +53,8 @@ from ..model import Component
 # .txt files; "# newdoc_id" does not count there, so not here)
 _NEW_PARAGRAPH = re.compile(r"new(par|doc)(\s|$)", re.IGNORECASE)
 
-__all__ = ["sentence_tokens", "train_tokenizer", "treebank_paragraphs", "treebank_text"]
+__all__ = ["boundary_f1", "sentence_tokens", "train_tokenizer", "treebank_paragraphs",
+           "treebank_text"]
 
 
 def sentence_tokens(s: Sentence) -> list[tuple[str, bool, list[str] | None]]:
@@ -223,36 +230,44 @@ def _pieces(paras: list[tuple[str, np.ndarray]], max_sentences: int = 40):
     return out
 
 
-def _fit(pieces, epochs: int, bits: int, seed: int, verbose: bool) -> np.ndarray:
-    """Averaged perceptron weights ``(2**bits, 3)`` over the pieces (scaled to max 1)."""
+def _fit(pieces, epochs: int, bits: int, seeds: Sequence[int], verbose: bool) -> np.ndarray:
+    """Character classifier weights ``(2**bits, 3)`` over the pieces: the mean of the
+    averaged perceptrons of one run per seed (each with its own paragraph orders), scaled
+    to max 1."""
     texts = [t for t, _ in pieces]
     codes, low, starts = prepare(texts)
     labels = np.full(codes.shape[0], -1, dtype=np.int8)
     for (_, lab), a in zip(pieces, starts.tolist(), strict=True):
         labels[a:a + len(lab)] = lab
     tab = char_table(low, char_classes(codes))
-    w = np.zeros((1 << bits, N_CLASSES), dtype=np.float64)
-    u = np.zeros_like(w)
-    rng = np.random.default_rng(seed)
     ranges = [np.arange(a, a + len(t), dtype=np.int64)
               for t, a in zip(texts, starts.tolist(), strict=True)]
-    t = 0
-    for e in range(epochs):
-        order = np.concatenate([ranges[j] for j in rng.permutation(len(ranges))])
-        t, errors = _epoch(tab, labels, order, w, u, t, bits)
-        if verbose:
-            print(f"tokenizer epoch {e + 1}: {errors} errors")
-    avg = w - u / max(t, 1)
-    return (avg / max(float(np.abs(avg).max()), 1e-30)).astype(np.float32)
+    total = np.zeros((1 << bits, N_CLASSES), dtype=np.float64)
+    for seed in seeds:
+        w = np.zeros((1 << bits, N_CLASSES), dtype=np.float64)
+        u = np.zeros_like(w)
+        rng = np.random.default_rng(seed)
+        t = 0
+        for e in range(epochs):
+            order = np.concatenate([ranges[j] for j in rng.permutation(len(ranges))])
+            t, errors = _epoch(tab, labels, order, w, u, t, bits)
+            if verbose:
+                print(f"tokenizer characters, seed {seed}, epoch {e + 1}: {errors} errors")
+        avg = w - u / max(t, 1)
+        total += avg / max(float(np.abs(avg).max()), 1e-30)
+    return (total / max(float(np.abs(total).max()), 1e-30)).astype(np.float32)
 
 
 def tune_sentence_bias(weights: np.ndarray, pieces) -> tuple[float, float]:
     """The bias added to the sentence-end score that maximises sentence-end F1 on held-out
     text; returns ``(bias, F1 in percent)``.
 
-    A sentence ends after a character when its sentence-end score plus the bias beats the
-    other labels allowed there; every threshold between two consecutive margins is tried
-    (paragraph ends, always sentence ends, do not count).
+    The bias only tells the two kinds of token end apart: where the classifier ends a token
+    (before whitespace, or where the larger of the token-end and sentence-end scores beats
+    the inside score), a sentence ends when the sentence-end score plus the bias beats the
+    token-end score.  Every threshold between two consecutive differences is tried
+    (paragraph ends, always sentence ends, do not count; gold sentence ends where no token
+    ends count as missed).
     """
     bits = int(weights.shape[0]).bit_length() - 1
     texts = [t for t, _ in pieces]
@@ -264,25 +279,163 @@ def tune_sentence_bias(weights: np.ndarray, pieces) -> tuple[float, float]:
         gold[a:a + len(lab)] = lab
     nxt = np.append(low[1:], PARAGRAPH)
     use = (gold >= 0) & (nxt != PARAGRAPH)
-    other = np.where(nxt == SPACE, sc[:, TOKEN_END], np.maximum(sc[:, TOKEN_END], sc[:, INSIDE]))
-    d = (sc[:, SENTENCE_END] - other)[use]
-    y = gold[use] == SENTENCE_END
+    ends = use & ((nxt == SPACE) | (np.maximum(sc[:, TOKEN_END], sc[:, SENTENCE_END])
+                                    > sc[:, INSIDE]))
+    positives = int((gold[use] == SENTENCE_END).sum())
+    d = (sc[:, SENTENCE_END] - sc[:, TOKEN_END])[ends]
+    y = gold[ends] == SENTENCE_END
+    if not len(d) or not positives:
+        return 0.0, 0.0
     order = np.argsort(-d, kind="stable")
     d, y = d[order], y[order]
-    tp = np.cumsum(y)  # predicted: the first k+1 margins
+    tp = np.cumsum(y)  # predicted: the first k+1 differences
     fp = np.cumsum(~y)
-    f1 = 2 * tp / (2 * tp + fp + (y.sum() - tp))
+    f1 = 2 * tp / (2 * tp + fp + (positives - tp))
     k = int(np.argmax(f1))
     if f1[k] <= 0:
         return 0.0, 0.0
-    # threshold halfway between the k-th and the next margin: predicted iff d + bias > 0
+    # threshold halfway between the k-th and the next difference: predicted iff d + bias > 0
     below = d[k + 1] if k + 1 < len(d) else d[k] - 1.0
     return float(-(d[k] + below) / 2), float(100 * f1[k])
 
 
+def _margins(pieces, weights: np.ndarray) -> list[np.ndarray]:
+    """The character classifier's raw sentence-end margin after every character of every
+    piece (as :meth:`depparse.inference.tokenizer.Tokenizer.gaps` computes it)."""
+    bits = int(weights.shape[0]).bit_length() - 1
+    texts = [t for t, _ in pieces]
+    codes, low, starts = prepare(texts)
+    sc = score_positions(char_table(low, char_classes(codes)), weights, bits)
+    nxt = np.append(low[1:], PARAGRAPH)
+    other = np.where((nxt == SPACE) | (nxt == PARAGRAPH), sc[:, TOKEN_END],
+                     np.maximum(sc[:, TOKEN_END], sc[:, INSIDE]))
+    m = sc[:, SENTENCE_END] - other
+    return [m[a:a + len(t)] for t, a in zip(texts, starts.tolist(), strict=True)]
+
+
+def _jackknife_margins(pieces, folds: int, epochs: int, bits: int, seeds: Sequence[int],
+                       verbose: bool) -> list[np.ndarray]:
+    """Margins of every piece from a character classifier that did not see it: the pieces,
+    in order, in ``folds`` runs, each scored by a classifier trained on the others (so that
+    the second stage learns from margins as good as those of unseen text)."""
+    n = len(pieces)
+    fold = np.arange(n) * folds // n
+    out: list = [None] * n
+    for k in range(folds):
+        w = _fit([p for j, p in enumerate(pieces) if fold[j] != k], epochs, bits, seeds, False)
+        idx = np.flatnonzero(fold == k).tolist()
+        for j, m in zip(idx, _margins([pieces[j] for j in idx], w), strict=True):
+            out[j] = m
+        if verbose:
+            print(f"tokenizer jackknife fold {k + 1}/{folds}")
+    return out
+
+
+def _gold_gaps(pieces, margins):
+    """The gold tokens of the pieces as second-stage training data: token table, paragraph
+    token ranges, margin buckets, glued flags and the gold sentence ends."""
+    texts = [t for t, _ in pieces]
+    codes, low, offsets = prepare(texts)
+    starts, ends, gold, para, mrg, glued = [], [], [], [0], [], []
+    for (text, lab), off, m in zip(pieces, offsets.tolist(), margins, strict=True):
+        e = np.flatnonzero(lab >= TOKEN_END)
+        s = np.empty_like(e)
+        if len(e):
+            s[0] = 0
+            s[1:] = e[:-1] + 1
+            nonspace = np.flatnonzero(lab >= 0)
+            s = nonspace[np.searchsorted(nonspace, s)]
+        starts.append(s + off)
+        ends.append(e + 1 + off)
+        gold.append(lab[e] == SENTENCE_END)
+        mrg.append(np.asarray(m, dtype=np.float32)[e])
+        nxt = np.array([c.isspace() for c in text[1:]] + [True])
+        glued.append((~nxt[e]).astype(np.int8))
+        para.append(para[-1] + len(e))
+    starts_a, ends_a = np.concatenate(starts), np.concatenate(ends)
+    table = token_table(codes, low, char_classes(codes), starts_a, ends_a)
+    return (table, np.array(para, dtype=np.int64), margin_buckets(np.concatenate(mrg)),
+            np.concatenate(glued), np.concatenate(gold))
+
+
+@nb.njit(cache=True)
+def _gap_epoch(tt, para, mbs, glued, gold, order, w, u, t, bits):
+    """One perceptron pass of the second stage over the paragraphs ``order`` (the distance
+    feature from the gold sentence ends); returns (steps, errors)."""
+    buf = np.empty(N_GAP_FEATURES, dtype=np.int64)
+    mask = (1 << bits) - 1
+    errors = 0
+    for idx in range(order.shape[0]):
+        p = order[idx]
+        p0 = para[p]
+        p1 = para[p + 1]
+        first = p0
+        for i in range(p0, p1 - 1):
+            k = gap_features(tt, p0, p1, i, mbs[i], glued[i], i + 1 - first, buf, mask)
+            s = 0.0
+            for f in range(k):
+                s += w[buf[f]]
+            t += 1
+            y = gold[i]
+            if (s > 0.0) != y:
+                errors += 1
+                g = 1.0 if y else -1.0
+                for f in range(k):
+                    w[buf[f]] += g
+                    u[buf[f]] += g * t
+            if y:
+                first = i + 1
+    return t, errors
+
+
+def _fit_gaps(pieces, margins, epochs: int, bits: int, seeds: Sequence[int],
+              verbose: bool) -> np.ndarray:
+    """Weights ``(2**bits,)`` of the second stage: the mean of the averaged perceptrons of
+    one run per seed (each with its own paragraph orders), scaled to max 1."""
+    tt, para, mbs, glued, gold = _gold_gaps(pieces, margins)
+    total = np.zeros(1 << bits, dtype=np.float64)
+    for seed in seeds:
+        w = np.zeros(1 << bits, dtype=np.float64)
+        u = np.zeros_like(w)
+        rng = np.random.default_rng(seed)
+        t = 0
+        for e in range(epochs):
+            t, errors = _gap_epoch(tt, para, mbs, glued, gold, rng.permutation(len(para) - 1),
+                                   w, u, t, bits)
+            if verbose:
+                print(f"tokenizer sentence-end stage, seed {seed}, epoch {e + 1}: {errors} "
+                      "errors")
+        avg = w - u / max(t, 1)
+        total += avg / max(float(np.abs(avg).max()), 1e-30)
+    return (total / max(float(np.abs(total).max()), 1e-30)).astype(np.float32)
+
+
+def boundary_f1(tok: Tokenizer, pieces, thresholds) -> list[float]:
+    """Sentence-end F1 (percent) of a tokenizer on treebank pieces (:func:`treebank_paragraphs`)
+    for every threshold of its second stage (None: the character classifier's own
+    decisions); paragraph ends do not count."""
+    offsets, g = tok.gaps([t for t, _ in pieces])
+    gold = set()
+    for (_, lab), off in zip(pieces, offsets.tolist(), strict=True):
+        ends = np.flatnonzero(lab == SENTENCE_END)
+        gold.update((ends[:-1] + off).tolist())
+    last = set((g.ends[g.para_tokens[1:][g.para_tokens[1:] > g.para_tokens[:-1]] - 1] - 1)
+               .tolist())
+    out = []
+    for thr in thresholds:
+        ends = g.char_ends if thr is None else tok.decide(g, thr)[0]
+        pred = set((g.ends[ends] - 1).tolist()) - last
+        tp = len(pred & gold)
+        out.append(200 * tp / max(len(pred) + len(gold), 1))
+    return out
+
+
 def train_tokenizer(sentences: Sequence[Sentence], dev: Sequence[Sentence] | None = None, *,
-                    epochs: int = 8, bits: int = 20, seed: int = 0, max_words: int = 250,
-                    holdout: int = 10, verbose: bool = False) -> Component:
+                    epochs: int = 8, bits: int = 20, seed: int = 0, seeds: int = 3,
+                    max_words: int = 250,
+                    holdout: int = 10, gap_stage: bool = True, gap_bits: int = 20,
+                    gap_epochs: int = 6, gap_seeds: int = 3, gap_threshold: float = 0.0,
+                    folds: int = 5, verbose: bool = False) -> Component:
     """Train the tokenizer component on a treebank file.
 
     Parameters
@@ -291,32 +444,53 @@ def train_tokenizer(sentences: Sequence[Sentence], dev: Sequence[Sentence] | Non
         The training treebank with its ``# text`` / ``SpaceAfter`` data, in file order
         (paragraph marks ``# newpar`` / ``# newdoc`` are used where present).
     dev : sequence of Sentence, optional
-        Held-out treebank text on which the sentence-end bias is tuned
-        (:func:`tune_sentence_bias`).  Without it, every ``holdout``-th part of the training
-        text (parts of up to 40 sentences) is held out for that, and the classifier is
-        trained on the rest.
+        Held-out treebank text on which the character classifier's sentence-end bias is tuned
+        (:func:`tune_sentence_bias`).  Without it, the training text is cut into parts of up
+        to 40 sentences, and every ``holdout``-th run of consecutive parts (whole documents,
+        mostly; runs of ``len(parts) // (5 * holdout)`` parts, at least one) is held out for
+        that; the classifiers learn from the rest.
     epochs : int, optional
-        Perceptron passes; default 8.
+        Perceptron passes of the character classifier; default 8.
     bits : int, optional
-        ``2**bits`` hashed feature buckets (3 weights each); default 20 (0.5 MB in the
-        compressed model file for en_ewt; 18 buckets: 0.4 MB, en_ewt test Tokens / Sentences
-        F1 98.91 / 72.76 instead of 98.97 / 73.81).
+        Its ``2**bits`` hashed feature buckets (3 weights each); default 20.
     seed : int, optional
         Seed of the paragraph order of every pass.
+    seeds : int, optional
+        The character classifier is the mean of ``seeds`` averaged perceptrons, trained with
+        the seeds ``seed, seed + 1, ...`` (one paragraph order each); default 3 (one: Tokens
+        F1 0.05-0.25 lower on the small treebanks, and more varied from seed to seed).
     max_words : int, optional
         Longest sentence the tokenizer will produce; default 250.
     holdout : int, optional
-        Without ``dev``: hold out one part in ``holdout``; default 10.
+        Without ``dev``: hold out one run in ``holdout``; default 10.
+    gap_stage : bool, optional
+        Train the word-level second stage (:mod:`depparse.features.boundaries`) that decides
+        where sentences end; default True (without it the character classifier does).
+    gap_bits, gap_epochs, gap_seeds : int, optional
+        Its ``2**gap_bits`` weights, perceptron passes, and the number of perceptrons (one per
+        seed, each with its own paragraph orders) whose mean it is; defaults 20, 6 and 3.
+    gap_threshold : float, optional
+        A sentence ends where the second stage's score exceeds it (its weights are scaled to
+        a largest magnitude of 1); default 0, the perceptron's own boundary (tuning it on
+        held-out text was less accurate on five of the six treebanks, see
+        ``benchmarks/experiments/README.md``).
+    folds : int, optional
+        The second stage learns from the character classifier's margins on text that
+        classifier did not see: ``folds`` classifiers, each trained without one part of the
+        training text, score that part; default 5.
     verbose : bool, optional
-        Print the errors of every pass.
+        Print the errors of every pass and the held-out sentence-end F1.
 
     Returns
     -------
     depparse.model.Component
-        ``meta``: ``{"format": "depparse-tokenizer", "version": 1, "bits", "epochs",
-        "max_words", "sentence_bias", "tuned_on", "mwt": {form: [words]}, "labels"}``;
-        ``arrays["weights"]``: float16 ``(2**bits, 3)`` averaged weights, divided by their
-        largest magnitude (the decisions are argmaxes, which no positive scale changes).
+        ``meta``: ``{"format": "depparse-tokenizer", "version": 2, "bits", "epochs",
+        "seeds", "max_words", "sentence_bias", "gap_threshold" (null without a second stage),
+        "gap_bits", "gap_epochs", "gap_seeds", "folds", "held_out_f1": {"characters",
+        "gaps"}, "tuned_on", "mwt": {form: [words]}, "labels"}``; ``arrays["weights"]``:
+        float16 ``(2**bits, 3)`` averaged weights of the character classifier,
+        ``arrays["gap_weights"]``: float16 ``(2**gap_bits,)`` of the second stage, each
+        divided by its largest magnitude.
 
     Raises
     ------
@@ -327,21 +501,47 @@ def train_tokenizer(sentences: Sequence[Sentence], dev: Sequence[Sentence] | Non
     if not paras:
         raise TrainingDataError("no sentences to train the tokenizer on")
     if dev:
-        weights = _fit(paras, epochs, bits, seed, verbose)
+        kept = paras
         held = treebank_paragraphs(dev)
     else:
         pieces = _pieces(paras)
-        held = pieces[holdout - 1::holdout]
-        kept = [p for j, p in enumerate(pieces) if j % holdout != holdout - 1]
+        run = max(1, len(pieces) // (5 * holdout))
+        group = np.arange(len(pieces)) // run
+        held = [p for j, p in enumerate(pieces) if group[j] % holdout == holdout - 1]
+        kept = [p for j, p in enumerate(pieces) if group[j] % holdout != holdout - 1]
         if not held or not kept:
             raise TrainingDataError(f"too little text to train the tokenizer on ({len(pieces)} "
                                     f"parts of up to 40 sentences; {holdout} needed)")
-        weights = _fit(kept, epochs, bits, seed, verbose)
+    char_runs = range(seed, seed + max(1, seeds))
+    weights = _fit(kept, epochs, bits, char_runs, verbose)
+    weights = weights.astype(np.float16).astype(np.float32)  # as stored
     bias, f1 = tune_sentence_bias(weights, held)
     if verbose:
         print(f"tokenizer sentence bias {bias:.4g} (held-out sentence-end F1 {f1:.2f})")
+    mwt = mwt_dictionary(sentences)
+    arrays = {"weights": weights.astype(np.float16)}
+    threshold = None
+    f1s: dict = {"characters": None, "gaps": None}
+    parts = _pieces(kept)
+    if gap_stage and len(parts) >= 2:
+        margins = _jackknife_margins(parts, min(folds, len(parts)), epochs, bits, char_runs,
+                                     verbose)
+        gw = _fit_gaps(parts, margins, gap_epochs, gap_bits,
+                       range(seed, seed + max(1, gap_seeds)), verbose)
+        gw = gw.astype(np.float16)
+        threshold = float(gap_threshold)
+        arrays["gap_weights"] = gw
+        tok = Tokenizer(weights, mwt, max_words, bias, gw.astype(np.float32), threshold)
+        f_chars, f_gaps = boundary_f1(tok, held, [None, threshold])
+        f1s = {"characters": round(f_chars, 4), "gaps": round(f_gaps, 4)}
+        if verbose:
+            print(f"tokenizer held-out sentence-end F1: {f_gaps:.2f} with the second stage, "
+                  f"{f_chars:.2f} without")
     meta = {"format": FORMAT, "version": VERSION, "bits": bits, "epochs": epochs,
-            "max_words": max_words, "sentence_bias": bias, "tuned_on": "dev" if dev else
-            f"1/{holdout} of the training text", "mwt": mwt_dictionary(sentences),
+            "max_words": max_words, "sentence_bias": bias, "gap_threshold": threshold,
+            "seeds": seeds, "gap_bits": gap_bits, "gap_epochs": gap_epochs,
+            "gap_seeds": gap_seeds,
+            "folds": folds, "held_out_f1": f1s,
+            "tuned_on": "dev" if dev else f"1/{holdout} of the training text", "mwt": mwt,
             "labels": ["inside", "token_end", "sentence_end"]}
-    return Component(meta, {"weights": weights.astype(np.float16)})
+    return Component(meta, arrays)
