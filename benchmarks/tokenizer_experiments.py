@@ -11,10 +11,13 @@ sv_talbanken train on dev (bias tuned on held-out dev text) and report on test.
 With ``--syntok PYTHON`` (an interpreter with ``syntok`` installed) the library candidate
 syntok is measured on the same texts (``benchmarks/tokenizer_syntok.py``).
 
+``--no-gap-stage`` measures the character classifier alone (no word-level second stage).
+
 Usage::
 
-    python benchmarks/tokenizer_experiments.py [--bits 20] [--epochs 8] [--syntok PY]
-        [--out benchmarks/results/tokenizer.md] [treebank ...]
+    python benchmarks/tokenizer_experiments.py [--bits 20] [--epochs 8] [--seeds 3]
+        [--no-gap-stage] [--gap-seeds 3] [--syntok PY] [--out benchmarks/results/tokenizer.md]
+        [treebank ...]
 """
 
 from __future__ import annotations
@@ -71,10 +74,16 @@ def main(argv=None) -> None:
     ap.add_argument("treebanks", nargs="*", default=list(TREEBANKS))
     ap.add_argument("--bits", type=int, default=20)
     ap.add_argument("--epochs", type=int, default=8)
+    ap.add_argument("--no-gap-stage", action="store_true",
+                    help="no word-level second stage: the character classifier ends sentences")
+    ap.add_argument("--seeds", type=int, default=3, help="character classifiers averaged")
+    ap.add_argument("--gap-seeds", type=int, default=3, help="second stages averaged")
     ap.add_argument("--syntok", help="a Python interpreter with syntok installed")
     ap.add_argument("--out", help="write the Markdown table here too")
     a = ap.parse_args(argv)
     root = corpora_dir()
+    opts = {"bits": a.bits, "epochs": a.epochs, "gap_stage": not a.no_gap_stage,
+            "seeds": a.seeds, "gap_seeds": a.gap_seeds}
     rows = ["| treebank | trained on | evaluated on | system | Tokens | Words | Sentences | "
             "words/s | size |", "|---|---|---|---|---|---|---|---|---|"]
 
@@ -83,25 +92,28 @@ def main(argv=None) -> None:
                     f"{sc.sentences_f1:.2f} | {speed} | {size} |")
         print(rows[-1], flush=True)
 
+    name = "depparse" if opts["gap_stage"] else "depparse, characters only"
     for tb in a.treebanks:
         files = {sp: root / tb / f"{tb}-ud-{sp}.conllu" for sp in ("train", "dev", "test")}
         dev, test = read_conllu(files["dev"]), read_conllu(files["test"])
         if files["train"].is_file():
             train = read_conllu(files["train"])
             t0 = time.perf_counter()
-            comp = train_tokenizer(train, bits=a.bits, epochs=a.epochs)
+            comp = train_tokenizer(train, **opts)
             secs = time.perf_counter() - t0
             sc, wps = _score(Tokenizer.from_component(comp), dev)
-            row(tb, "train (bias: held-out train)", "dev", "depparse", sc, f"{wps:,.0f}",
+            row(tb, "train (bias: held-out train)", "dev", name, sc, f"{wps:,.0f}",
                 f"{_size(comp) / 1e6:.1f} MB, {secs:.0f} s")
-            comp = train_tokenizer(train, dev, bits=a.bits, epochs=a.epochs)
+            comp = train_tokenizer(train, dev, **opts)
             sc, wps = _score(Tokenizer.from_component(comp), test)
-            row(tb, "train (bias: dev)", "test", "depparse", sc, f"{wps:,.0f}")
+            row(tb, "train (bias: dev)", "test", name, sc, f"{wps:,.0f}")
         else:
-            comp = train_tokenizer(dev, bits=a.bits, epochs=a.epochs)
+            t0 = time.perf_counter()
+            comp = train_tokenizer(dev, **opts)
+            secs = time.perf_counter() - t0
             sc, wps = _score(Tokenizer.from_component(comp), test)
-            row(tb, "dev (bias: held-out dev)", "test", "depparse", sc, f"{wps:,.0f}",
-                f"{_size(comp) / 1e6:.1f} MB")
+            row(tb, "dev (bias: held-out dev)", "test", name, sc, f"{wps:,.0f}",
+                f"{_size(comp) / 1e6:.1f} MB, {secs:.0f} s")
         if a.syntok and tb == "en_ewt":
             row(tb, "-", "dev", "syntok 1.4.4", _syntok(a.syntok, dev))
             row(tb, "-", "test", "syntok 1.4.4", _syntok(a.syntok, test))
