@@ -94,7 +94,7 @@ def test_exact_vs_brute_force(grandparents, projective):
         kind = ("normal", "normal", "ties", "zero", "huge")[i % 5] if i % 7 else "normal"
         parts = rand_parts(rng, n, grandparents, kind, p_inf=0.3 if i % 4 == 3 else 0.0)
         r = check_exact(parts, bool(rng.integers(2)), projective,
-                        budget=int(rng.choice([1, 3, 10])))
+                        budget=int(rng.choice([1, 3, 10])), split=("arc", "heads")[i % 2])
         if r is not None:
             proofs[r.proof] += 1
     print(proofs)

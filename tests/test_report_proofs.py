@@ -125,3 +125,21 @@ def test_parse_report_has_proofs_end_to_end(syn, tmp_path):  # noqa: F811
     assert all(s["optimal"] == s["certificate"] and s["nodes"] == 1 for s in sents)
     summ = summarize_report(rep)
     assert summ["proved"] == summ["certified"] == rep["summary"]["proved"]
+
+
+def test_time_limit_gives_unproved_trees_end_to_end(syn, tmp_path):  # noqa: F811
+    # a limit that strikes after the first chunk of iterations: what is not certified by then
+    # is returned unproved, and says so
+    rep_path = tmp_path / "r.json"
+    rc, out, err = run_cli(["parse", syn.test, "-o", tmp_path / "o.conllu", "--time-limit",
+                            "1e-9", "--report", rep_path, "--jobs", "1"])
+    assert rc == 0, err
+    rep = json.loads(rep_path.read_text())
+    validate_report(rep)
+    sents = rep["sentences"]
+    timed = [s for s in sents if s["timed_out"]]
+    assert timed, "the limit never struck"
+    assert all(not s["optimal"] and s["proof"] is None for s in timed)
+    assert all(s["optimal"] == (s["proof"] is not None) for s in sents)
+    assert rep["summary"]["proved"] == len(sents) - len(timed)
+    assert f"{len(timed)} stopped by --time-limit" in err

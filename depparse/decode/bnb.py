@@ -168,6 +168,32 @@ def _branch_arc(arc, counts, iterations, use_g):
     return int(h), int(m)
 
 
+def _head_split(arc, counts, iterations, use_g, h, m):
+    """Half of the allowed heads of word ``m``, ``h`` among them: the heads by decreasing
+    frequency in ``y``, ``z'`` (and ``z``) until they hold half of it, at least one and not all
+    (a GUB split, Beale and Tomlin 1970: a word's candidate heads are halved at each level
+    instead of being forbidden one at a time)."""
+    heads = np.flatnonzero(np.isfinite(arc[:, m]))
+    heads = heads[heads != m]
+    it = max(int(iterations), 1)
+    f = counts[0, heads, m] + counts[1, heads, m]
+    if use_g:
+        f = f + counts[2, heads, m]
+    f = f / it
+    order = heads[np.argsort(-f, kind="stable")]
+    fs = np.sort(f)[::-1]
+    total = float(fs.sum())
+    S = [h]
+    acc = float(f[heads == h][0])
+    for g, fg in zip(order, fs, strict=True):
+        if len(S) >= heads.size - 1 or acc >= total / 2:
+            break
+        if g != h:
+            S.append(int(g))
+            acc += float(fg)
+    return np.array(S, dtype=np.int64)
+
+
 def _only_tree(arc):
     """The tree of a node where every word has exactly one allowed head (or None)."""
     N = arc.shape[0]
@@ -190,7 +216,7 @@ def _only_tree(arc):
 def branch_and_bound(parts: PartTable, heads, score, bound, u, v, counts, iterations, *,
                      alpha=0.001, single_root=False, projective=False, tol=GAP_TOL,
                      node_iter=60, lam0=2.0, patience=20, max_halvings=4, max_nodes=None,
-                     deadline=None):
+                     deadline=None, split="arc"):
     """Finish a dual decomposition run that has not certified (module docstring).
 
     Parameters
@@ -211,6 +237,11 @@ def branch_and_bound(parts: PartTable, heads, score, bound, u, v, counts, iterat
         Polyak step settings of the children (:func:`~depparse.decode.dual.dual_decompose`).
     max_nodes : int, optional
         Stop (unproved) after evaluating this many children.
+    split : {"arc", "heads"}
+        ``"arc"``: the children are "``h`` is the head of ``m``" and "``h -> m`` is forbidden";
+        ``"heads"``: ``m``'s allowed heads are split in two halves (:func:`_head_split`).  On
+        en_ewt dev both prove the 2001 sentences in the same time; on long joined sentences
+        neither wins everywhere (100 words: 25 against 21 nodes, 150 words: 121 against 171).
     deadline : float, optional
         ``time.perf_counter()`` value at which to stop (unproved).
 
@@ -252,12 +283,13 @@ def branch_and_bound(parts: PartTable, heads, score, bound, u, v, counts, iterat
                     best_heads, best = r.heads, r.score
             continue
         h, m = hm
-        fix = arc.copy()  # child 1: h is the only head of m
-        keep = fix[h, m]
-        fix[:, m] = NEG_INF
-        fix[h, m] = keep
-        forbid = arc.copy()  # child 2: no arc h -> m
-        forbid[h, m] = NEG_INF
+        S = _head_split(arc, pc, pit, use_g, h, m) if split == "heads" else np.array([h])
+        fix = arc.copy()  # child 1: the head of m is in S
+        out = np.ones(arc.shape[0], dtype=bool)
+        out[S] = False
+        fix[out, m] = NEG_INF
+        forbid = arc.copy()  # child 2: it is not
+        forbid[S, m] = NEG_INF
         for child in (fix, forbid):
             if not np.isfinite(child[:, 1:]).any(axis=0).all():
                 continue  # a word without a head
@@ -300,7 +332,7 @@ def decode_exact(parts: PartTable, *, alpha=0.001, budget=BUDGET, single_root=Fa
                  projective=False, tol=GAP_TOL, time_limit=None, solver="subgradient",
                  step_rule="polyak", root_lam0=1.5, root_patience=60, node_iter=60, lam0=2.0,
                  patience=20, max_halvings=4, max_nodes=None, history=True,
-                 ad3_options=None) -> ExactResult:
+                 ad3_options=None, split="arc") -> ExactResult:
     """Best tree under the full model, proved optimal (dual decomposition + branch and bound).
 
     Parameters
@@ -316,7 +348,7 @@ def decode_exact(parts: PartTable, *, alpha=0.001, budget=BUDGET, single_root=Fa
     step_rule : {"koo", "polyak"}
         Step sizes of a subgradient first run (:func:`~depparse.decode.dual.dual_decompose`);
         with ``"polyak"``, ``root_lam0`` and ``root_patience`` set them.
-    node_iter, lam0, patience, max_halvings, max_nodes
+    node_iter, lam0, patience, max_halvings, max_nodes, split
         Branch and bound settings (:func:`branch_and_bound`).
     history : bool
         Keep the first run's best-tree history.
@@ -364,7 +396,7 @@ def decode_exact(parts: PartTable, *, alpha=0.001, budget=BUDGET, single_root=Fa
         parts, r.heads, r.score, r.bound, r.u, r.v, r.counts, pit, alpha=alpha,
         single_root=single_root, projective=projective, tol=tol, node_iter=node_iter,
         lam0=lam0, patience=patience, max_halvings=max_halvings, max_nodes=max_nodes,
-        deadline=deadline)
+        deadline=deadline, split=split)
     res.heads, res.score, res.optimal = heads, score, optimal
     res.proof = PROOF_BNB if optimal else None
     res.nodes += nodes
