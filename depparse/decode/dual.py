@@ -16,6 +16,15 @@ Details, each from the paper:
 * an iteration cap ``K`` (5000 by default); without agreement the ``y^(k)`` with the best
   full-model score is returned, uncertified (Sec. 7.5).
 
+For branch and bound (:mod:`depparse.decode.bnb`), a run can also start from given multipliers
+(a warm start), forbid arcs (``-inf`` in the part table), stop as soon as its dual value falls
+to a score known from elsewhere (the incumbent), take Polyak's steps
+``lam (L(u) - f*) / |g|^2`` towards the best known score ``f*`` (Polyak 1969; halving ``lam``
+when the dual stalls, Held and Karp 1971) instead of Appendix A.1's, and report its lowest dual
+value with the multipliers that reached it and where ``y``, ``z`` and ``z'`` disagreed.
+Lazy decoding is one level finer than Sec. 7.4: per automaton side and grandparent slot
+(:func:`~depparse.decode.automata._decode_head_lazy`).
+
 Besides agreement, a zero duality gap also certifies: ``L(u) <= f(y) + eps`` for a tree ``y``
 means ``y`` is optimal (weak duality, Eq. 9); ``eps = tol * max(|L(u)|, max |part score|)``
 only absorbs floating-point rounding (no absolute floor, so tiny scores are handled exactly).
