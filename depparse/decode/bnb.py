@@ -273,11 +273,13 @@ def branch_and_bound(parts: PartTable, heads, score, bound, u, v, counts, iterat
             continue
         hm = _branch_arc(arc, pc, pit, use_g)
         if hm is None:  # a single tree left: score it
-            only = _only_tree(arc)
-            if only is not None:
-                r = dual_decompose(dataclasses.replace(parts, arc=arc), alpha=alpha,
-                                   max_iter=1, single_root=single_root, projective=projective,
-                                   tol=tol, history=False)
+            if _only_tree(arc) is not None:
+                try:  # (one dual decomposition step finds and scores it)
+                    r = dual_decompose(dataclasses.replace(parts, arc=arc), alpha=alpha,
+                                       max_iter=1, single_root=single_root,
+                                       projective=projective, tol=tol, history=False)
+                except NoSpanningTreeError:  # several root children, or not projective
+                    continue
                 nodes += 1
                 total_iter += r.iterations
                 if r.score > best:
@@ -326,6 +328,7 @@ def branch_and_bound(parts: PartTable, heads, score, bound, u, v, counts, iterat
     # every open node is in the queue: the incumbent is optimal when none of them can beat it
     open_bounds = [-q[0] for q in queue if not _closed(-q[0], best, scale, tol)]
     ub = max(open_bounds) if open_bounds else best
+    timed_out = timed_out and bool(open_bounds)  # (what was left open was closed anyway)
     return best_heads, best, not open_bounds, nodes, total_iter, max(ub, best), timed_out
 
 
