@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import re
 
@@ -152,7 +153,7 @@ def test_report_html_explains_certificates_and_shows_las(syn, tmp_path):  # noqa
                     "--report", rep, "-q"])[0] == 0
     assert run_cli(["report", rep, "-o", tmp_path / "html"])[0] == 0
     page = (tmp_path / "html" / "index.html").read_text(encoding="utf-8")
-    assert "highest-scoring tree" in INTRO and INTRO.split(".")[0] in page
+    assert "highest-scoring tree" in INTRO and html.escape(INTRO.split(".")[0]) in page
     summary = json.loads((tmp_path / "html" / "summary.json").read_text())
     assert summary["las"] is not None and f"{summary['las']:.2f}" in page
     assert "LAS (punctuation included)" in page

@@ -265,6 +265,8 @@ def summarize(report: Mapping[str, Any], sents: list[ReportSentence]) -> dict[st
                 "n": s.n,
                 "iterations": s.iterations,
                 "certificate": s.certificate,
+                "proof": s.proof,
+                "nodes": s.nodes,
                 "final_dual": _finite(final),
                 "best_primal": _finite(best),
                 "gap": _finite(final - best),
