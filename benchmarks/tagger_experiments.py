@@ -14,7 +14,8 @@ timed apart).  ``--vectors DIR`` keeps the encoder's word vectors of each file i
 trained tagger, ``scores_stored`` those of the same tagger read back from its model-file
 component (8-bit hashed weights).  ``--jackknife K`` instead times
 :func:`depparse.learn.tagger.jackknife` with K folds on the training file and scores the
-re-tagged training file.
+re-tagged training file.  ``--speed`` times the stored tagger three more times on the
+evaluation file (and the encoder alone on it).
 """
 
 from __future__ import annotations
@@ -103,6 +104,8 @@ def main(argv=None):
     ap.add_argument("--json", default=None, help="append the results (one JSON line) here")
     ap.add_argument("--dev-curve", action="store_true", help="score the eval file every epoch")
     ap.add_argument("--jackknife", type=int, default=0, metavar="K")
+    ap.add_argument("--speed", action="store_true",
+                    help="time the stored tagger three times (and the encoder alone)")
     ap.add_argument("settings", nargs="*", help="setting=value (fit_tagger)")
     args = ap.parse_intermixed_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
@@ -144,6 +147,19 @@ def main(argv=None):
     # what a model file holds: 8-bit hashed weights, float16 dense and transition weights
     stored = Tagger.from_component(tagger.to_component())
     result["scores_stored"] = official(eval_path, stored.retag(ev, evv))
+    if args.speed:
+        runs = []
+        for _ in range(3):
+            t0 = time.perf_counter()
+            stored.retag(ev, evv)
+            runs.append(words / (time.perf_counter() - t0))
+        result["speed_stored_words_per_s"] = [round(r) for r in sorted(runs)]
+        if layer is not None:
+            from depparse.encoding.minilm import word_vectors
+            t0 = time.perf_counter()
+            for s in ev:
+                word_vectors(layer, list(s.forms[1:]))
+            result["encoder_words_per_s"] = round(words / (time.perf_counter() - t0))
     result["history"] = tagger.info.get("history")
     if args.out:
         write_conllu(tagged, args.out)

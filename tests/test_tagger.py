@@ -447,6 +447,8 @@ def test_dense_features_alone_tag_words_the_forms_do_not_tell(syn_train, tmp_pat
         pred = tg.tag(sents, tv)
         for (_, up, _, _), s in zip(pred, test, strict=True):
             assert up.tolist()[1:] == s.upos.tolist()[1:]
+    with pytest.raises(ValueError, match="shape"):
+        tagger.tag(sents[:1], [tv[0][:-1]])
     # the forms alone do not tell
     wrong = sum(int((up[1:] != s.upos[1:]).sum())
                 for (_, up, _, _), s in zip(_fit(syn_train).tag(sents), test, strict=True))
@@ -458,3 +460,34 @@ def _read_forms(forms):
     (s,) = _read("".join(f"{i}\t{f}\t_\t_\t_\t_\t_\t_\t_\t_\n" for i, f in enumerate(forms, 1))
                  + "\n")
     return s
+
+
+def test_lazy_average_equals_eager_average() -> None:
+    """``w - acc / c`` after the steps of :func:`train_step` is the mean of the weights
+    after each step (dense and transition weights included)."""
+    from depparse.learn.tagger import train_step
+
+    rng = np.random.default_rng(0)
+    N, F, C, D, bits = 6, 5, 4, 3, 10
+    w, acc = np.zeros(1 << bits), np.zeros(1 << bits)
+    dense, dacc = np.zeros((C, D)), np.zeros((C, D))
+    trans, tacc = np.zeros((C + 1, C + 1)), np.zeros((C + 1, C + 1))
+    mask = np.uint64((1 << bits) - 1)
+    ptr = np.array([0, 0, *range(C, C * N, C)], dtype=np.int64)
+    ids = np.tile(np.arange(C, dtype=np.int64), N - 1)
+    totals = [np.zeros_like(w), np.zeros_like(dense), np.zeros_like(trans)]
+    c = 0.0
+    errors = 0
+    for step in range(40):
+        bases = rng.integers(0, 50, size=(N, F)).astype(np.uint64)
+        counts = np.full(N, F, dtype=np.int64)
+        vec = rng.normal(size=(N, D))
+        gold = np.concatenate([[-1], rng.integers(0, C, size=N - 1)]).astype(np.int64)
+        errors += train_step(bases, counts, np.uint64(7), w, acc, mask, vec[:, :0], vec, dense,
+                             dacc, trans, tacc, step % 2 == 0, ptr, ids, gold, c, 0.5)
+        c += 1.0
+        for t, x in zip(totals, (w, dense, trans), strict=True):
+            t += x
+    assert errors > 0 and np.abs(w).sum() > 0 and np.abs(trans).sum() > 0
+    for t, x, a in zip(totals, (w, dense, trans), (acc, dacc, tacc), strict=True):
+        np.testing.assert_allclose(x - a / c, t / c, rtol=0, atol=1e-9)

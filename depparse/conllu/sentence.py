@@ -373,7 +373,8 @@ class Sentence:
         -------
         str
             The comment and token lines, each with its original terminator, HEAD/DEPREL
-            rewritten where the parse was changed, then the separator.  Not included: the
+            and LEMMA/UPOS/XPOS/FEATS (:meth:`with_tags`) rewritten where they were changed,
+            then the separator.  Not included: the
             BOM/leading blank lines of a file's first sentence (written only when that
             sentence is written first) and the line break that :func:`write_conllu` adds
             after a sentence lacking a blank line when it is not written last.

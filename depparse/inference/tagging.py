@@ -44,6 +44,9 @@ def join_feats(pairs) -> str:
     return "|".join(f"{k}={v}" for k, v in sorted(pairs, key=lambda kv: kv[0].lower()))
 
 
+_FEAT_CACHE: dict[str, tuple[int, list[int]]] = {}
+
+
 def feat_hashes(feats) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The FEATS atoms of the lemmatizer: bundle hash per word, and each feature's in CSR.
 
@@ -61,12 +64,16 @@ def feat_hashes(feats) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     N = len(feats)
     bundle = np.zeros(N, dtype=np.uint64)
     ptr = np.zeros(N + 1, dtype=np.int64)
-    ids = []
+    ids: list[int] = []
     for i in range(1, N):
         f = feats[i] if feats[i] != "_" else ""
-        bundle[i] = string_hash(f)
-        if f:
-            ids.extend(string_hash(x) for x in f.split("|"))
+        got = _FEAT_CACHE.get(f)
+        if got is None:
+            got = (string_hash(f), [string_hash(x) for x in f.split("|")] if f else [])
+            if len(_FEAT_CACHE) < 100_000:
+                _FEAT_CACHE[f] = got
+        bundle[i] = got[0]
+        ids.extend(got[1])
         ptr[i + 1] = len(ids)
     return bundle, ptr, np.array(ids, dtype=np.uint64)
 
@@ -205,8 +212,8 @@ class Tagger:
         self.encoder = encoder
         self.info = dict(info or {})
         self.upos = self.tasks["upos"].classes
-        self.upos_index = {u: i for i, u in enumerate(self.upos)}
         self.feat_tasks = [t for t in tasks if t.name.startswith("feat=")]
+        self.dim = max(t.dense.shape[1] for t in tasks)
         self.scripts = ScriptIndex([from_key(s) for s in self.tasks["lemma"].classes])
         self.lexicon = Lexicon()
 
@@ -285,7 +292,8 @@ class Tagger:
                                          f"{t.trans.shape}")
                 tasks.append(t)
             lemma_dict = {}
-            for line in a["lemma_dict"].tobytes().decode("utf-8", "surrogatepass").splitlines():
+            text = a["lemma_dict"].tobytes().decode("utf-8", "surrogatepass")
+            for line in text.split("\n")[:-1]:  # (not splitlines: forms may hold U+2028)
                 f, u, lem = line.split("\t")
                 lemma_dict[(f, u)] = lem
             names = [t.name for t in tasks]
@@ -308,7 +316,11 @@ class Tagger:
             return np.zeros((N, 0), dtype=np.float32)
         if vectors is None:
             vectors = word_vectors(int(self.encoder["layer"]), list(forms[1:]))
-        return scaled_vectors(vectors, float(self.encoder["scale"]))
+        v = np.asarray(vectors)
+        if v.shape != (N - 1, self.dim):
+            raise ValueError(f"word vectors of shape {v.shape} for {N - 1} words; this tagger "
+                             f"takes ({N - 1}, {self.dim})")
+        return scaled_vectors(v, float(self.encoder["scale"]))
 
     def tag_forms(self, forms, vectors=None):
         """Predicted ``(lemmas, upos, xpos, feats)`` of one sentence.
@@ -366,8 +378,8 @@ class Tagger:
                 cid, clem = self.scripts.candidates(forms[i])
                 ids.extend(cid)
                 made.extend(clem)
-                if not cid:
-                    lemmas[i] = forms[i]
+                if not cid:  # no script applies (or the training data had no lemmas)
+                    lemmas[i] = forms[i] if self.lemma_dict else "_"
             else:
                 lemmas[i] = got
             ptr[i + 1] = len(ids)

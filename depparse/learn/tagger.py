@@ -40,9 +40,10 @@ __all__ = ["TAGGER_DEFAULTS", "column_accuracy", "fit_tagger", "jackknife", "tra
 log = logging.getLogger(__name__)
 
 #: Default settings of :func:`fit_tagger` (chosen on en_ewt dev, benchmarks/experiments).
-TAGGER_DEFAULTS = {"epochs": 10, "bits": 22, "feats": "bundle", "viterbi": True,
-                   "encoder_layer": None, "vector_scale": 1.0, "dense": "all",
-                   "script_types": 3, "margin": 0.0, "seed": 0}
+TAGGER_DEFAULTS = {"epochs": 8, "bits": 22, "feats": "bundle", "viterbi": True,
+                   "encoder_layer": None, "vector_scale": 3.0,
+                   "dense": ("upos", "xpos", "feats"), "script_types": 3, "margin": 1.0,
+                   "seed": 0}
 
 
 @nb.njit(cache=True)
