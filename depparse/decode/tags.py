@@ -8,6 +8,11 @@ START/END row and column of ``trans`` (its last), in ``O(sum_i |C_{i-1}| |C_i|)`
 1967; the decoder of Collins's 2002 perceptron tagger); :func:`best_each` picks every word's
 best candidate on its own.  Arrays in, arrays out; the scores come from
 :func:`depparse.features.tags.candidate_scores`.
+
+References
+----------
+A. Viterbi. Error bounds for convolutional codes and an asymptotically optimum decoding
+algorithm. IEEE Trans. Information Theory 13(2), 1967.
 """
 
 from __future__ import annotations

@@ -20,6 +20,15 @@ ending in that word, so they act as lexical exceptions (*was* -> *be*).
 
 The lemmatizer (:mod:`depparse.inference.tagging`) chooses among the training scripts that
 apply to a word (:class:`ScriptIndex`) with a linear classifier.
+
+References
+----------
+G. Chrupała. Simple data-driven context-sensitive lemmatization. Procesamiento del Lenguaje
+Natural 37, 2006.
+T. Müller, R. Cotterell, A. Fraser and H. Schütze. Joint lemmatization and morphological
+tagging with Lemming. EMNLP 2015.
+M. Straka and J. Straková. Tokenizing, POS tagging, lemmatizing and parsing UD 2.0 with
+UDPipe. CoNLL 2017 Shared Task.
 """
 
 from __future__ import annotations

@@ -16,6 +16,15 @@ the word and its neighbours (XPOS and FEATS are tagged after UPOS); the lemmatiz
 features (:func:`lemma_features`) add the predicted XPOS, the FEATS bundle and each of its
 features.  Dense features (a contextual encoder's vector ``v`` of the word) enter
 :func:`candidate_scores` as the scores ``W[y] . v``.
+
+References
+----------
+A. Ratnaparkhi. A maximum entropy model for part-of-speech tagging. EMNLP 1996.
+M. Collins. Discriminative training methods for hidden Markov models. EMNLP 2002.
+K. Toutanova, D. Klein, C. Manning and Y. Singer. Feature-rich part-of-speech tagging with a
+cyclic dependency network. NAACL 2003.
+K. Weinberger, A. Dasgupta, J. Langford, A. Smola and J. Attenberg. Feature hashing for large
+scale multitask learning. ICML 2009.
 """
 
 from __future__ import annotations

@@ -17,6 +17,14 @@ A :class:`Tagger` is a pipeline of linear classifiers over hashed features
 
 It is stored in a model file as the component ``"tagger"`` (:meth:`Tagger.to_component`,
 :meth:`Tagger.from_component`): hashed weights as 8-bit companded integers, the rest float16.
+
+References
+----------
+M. Collins. Discriminative training methods for hidden Markov models: theory and experiments
+with perceptron algorithms. EMNLP 2002.
+A. Ratnaparkhi. A maximum entropy model for part-of-speech tagging. EMNLP 1996.
+M. Straka and J. Straková. Tokenizing, POS tagging, lemmatizing and parsing UD 2.0 with
+UDPipe. CoNLL 2017 Shared Task (lemma rules, tag candidates per form).
 """
 
 from __future__ import annotations

@@ -8,6 +8,15 @@ learn on the gold UPOS (and, for the lemmatizer, gold XPOS and FEATS) of the tra
 
 :func:`jackknife` re-tags a training set by k-fold cross-validation, so that a parser can be
 trained on predicted tags.
+
+References
+----------
+M. Collins. Discriminative training methods for hidden Markov models: theory and experiments
+with perceptron algorithms. EMNLP 2002.
+B. Taskar, C. Guestrin and D. Koller. Max-margin Markov networks. NIPS 2004 (loss-augmented
+decoding).
+K. Crammer, O. Dekel, J. Keshet, S. Shalev-Shwartz and Y. Singer. Online passive-aggressive
+algorithms. JMLR 7, 2006.
 """
 
 from __future__ import annotations
