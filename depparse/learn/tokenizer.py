@@ -253,9 +253,24 @@ def _fit(pieces, epochs: int, bits: int, seeds: Sequence[int], verbose: bool) ->
             t, errors = _epoch(tab, labels, order, w, u, t, bits)
             if verbose:
                 print(f"tokenizer characters, seed {seed}, epoch {e + 1}: {errors} errors")
-        avg = w - u / max(t, 1)
-        total += avg / max(float(np.abs(avg).max()), 1e-30)
-    return (total / max(float(np.abs(total).max()), 1e-30)).astype(np.float32)
+        total += _averaged(w, u, t)
+    return _scaled(total)
+
+
+def _averaged(w: np.ndarray, u: np.ndarray, t: int) -> np.ndarray:
+    """The averaged weights ``w - u / t`` scaled to max 1, computed in place in ``w`` (the
+    tables are large: 2**20 x 3 for the character classifier)."""
+    np.multiply(u, 1.0 / max(t, 1), out=u)
+    w -= u
+    return _scaled(w, out=w)
+
+
+def _scaled(w: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """``w`` divided by its largest magnitude (float32 unless ``out`` is given)."""
+    m = max(float(w.max(initial=0.0)), -float(w.min(initial=0.0)), 1e-30)
+    if out is None:
+        return (w * (1.0 / m)).astype(np.float32)
+    return np.multiply(w, 1.0 / m, out=out)
 
 
 def tune_sentence_bias(weights: np.ndarray, pieces) -> tuple[float, float]:
@@ -405,9 +420,8 @@ def _fit_gaps(pieces, margins, epochs: int, bits: int, seeds: Sequence[int],
             if verbose:
                 print(f"tokenizer sentence-end stage, seed {seed}, epoch {e + 1}: {errors} "
                       "errors")
-        avg = w - u / max(t, 1)
-        total += avg / max(float(np.abs(avg).max()), 1e-30)
-    return (total / max(float(np.abs(total).max()), 1e-30)).astype(np.float32)
+        total += _averaged(w, u, t)
+    return _scaled(total)
 
 
 def boundary_f1(tok: Tokenizer, pieces, thresholds) -> list[float]:
