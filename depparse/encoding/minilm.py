@@ -40,7 +40,7 @@ from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
 from ..errors import EncoderError
 
 __all__ = ["ENCODER_NAME", "MiniLM", "WEIGHTS_SHA256", "find_encoder", "get_encoder",
-           "one_blas_thread", "word_vectors"]
+           "layer_vectors", "one_blas_thread", "word_vectors"]
 
 ENCODER_NAME = "all-MiniLM-L6-v2"
 WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
@@ -215,8 +215,9 @@ class MiniLM:
         v = ((x - m) ** 2).mean(-1, keepdims=True)
         return (x - m) / np.sqrt(v + self.eps) * self.w[name + ".weight"] + self.w[name + ".bias"]
 
-    def _forward(self, ids):
-        """Hidden states (T, dim) of one window of piece ids (with [CLS]/[SEP])."""
+    def _forward(self, ids, keep=None):
+        """Hidden states (T, dim) of one window of piece ids (with [CLS]/[SEP]) at the last
+        computed layer; with ``keep`` (layer numbers), a list of the states at those layers."""
         w, wt = self.w, self.wt
         T = len(ids)
         x = (w["embeddings.word_embeddings.weight"][ids]
@@ -225,6 +226,7 @@ class MiniLM:
         x = self._ln(x, "embeddings.LayerNorm")
         H = self.heads
         D = self.dim // H
+        kept = {}
         for i in range(self.layers):
             p = f"encoder.layer.{i}."
             qkv = [(x @ wt[p + f"attention.self.{n}.weight"] + w[p + f"attention.self.{n}.bias"])
@@ -239,26 +241,38 @@ class MiniLM:
             h = _gelu(h)
             o = h @ wt[p + "output.dense.weight"] + w[p + "output.dense.bias"]
             x = self._ln(o + x, p + "output.LayerNorm")
-        return x
+            if keep is not None and i + 1 in keep:
+                kept[i + 1] = x
+        return x if keep is None else [kept[k] for k in keep]
 
     def word_vectors(self, forms) -> np.ndarray:
         """(n, dim) float32: each word's mean piece vector at the last computed layer.
 
         Sentences longer than 510 pieces are encoded in consecutive windows.
         """
+        return self.layer_vectors(forms, (self.layers,))[0]
+
+    def layer_vectors(self, forms, layers) -> list[np.ndarray]:
+        """:meth:`word_vectors` at each of ``layers`` (at most :attr:`layers`), from one
+        forward pass."""
         forms = list(forms)
+        if any(not 1 <= k <= self.layers for k in layers):
+            raise ValueError(f"layers {tuple(layers)}: this encoder computes 1-{self.layers}")
         ids, owner = self.piece_ids(forms)
         n = len(forms)
-        out = np.zeros((n, self.dim), dtype=np.float32)
+        outs = [np.zeros((n, self.dim), dtype=np.float32) for _ in layers]
         if n == 0:
-            return out
+            return outs
         owner = np.asarray(owner)
         with one_blas_thread():
             for s in range(0, len(ids), MAX_PIECES):
-                x = self._forward([self.cls] + ids[s:s + MAX_PIECES] + [self.sep])
-                np.add.at(out, owner[s:s + MAX_PIECES], x[1:-1])
-        out /= np.bincount(owner, minlength=n)[:, None]
-        return out
+                xs = self._forward([self.cls] + ids[s:s + MAX_PIECES] + [self.sep], keep=layers)
+                for out, x in zip(outs, xs, strict=True):
+                    np.add.at(out, owner[s:s + MAX_PIECES], x[1:-1])
+        count = np.bincount(owner, minlength=n)[:, None]
+        for out in outs:
+            out /= count
+        return outs
 
 
 _ENCODERS: dict = {}
@@ -275,3 +289,9 @@ def get_encoder(layers: int) -> MiniLM:
 def word_vectors(layers: int, forms) -> np.ndarray:
     """Each word's vector at layer ``layers`` (:meth:`MiniLM.word_vectors`)."""
     return get_encoder(layers).word_vectors(list(forms))
+
+
+def layer_vectors(layers, forms) -> list[np.ndarray]:
+    """Each word's vectors at several layers, from one forward pass through the deepest
+    (:meth:`MiniLM.layer_vectors`)."""
+    return get_encoder(max(layers)).layer_vectors(list(forms), tuple(layers))

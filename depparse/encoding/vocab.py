@@ -10,7 +10,9 @@ An :class:`Encoded` sentence holds, for ``N = n + 1`` positions, int64 arrays ``
 (``feat_ptr``, ``feat_ids``); position 0 is the root.  ``cluster`` holds the contextual word
 classes of models that have them (:mod:`depparse.encoding.context`; fine id | coarse id <<
 ``CLUSTER_SHIFT``, ``<ROOT>`` at position 0) and zeros otherwise, which switches their
-templates off.
+templates off.  For models with dense contextual arc scores (:mod:`depparse.features.dense`)
+it also keeps the words' encoder vectors of that layer (``vectors``, (n, 384) float32; the
+encoder runs once per sentence for both uses).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import numpy as np
 
 from .context import ContextClasses
 from .ids import ROOT, SPECIALS, UNK, cluster_code
+from .minilm import layer_vectors, word_vectors
 
 __all__ = ["AFFIX", "Encoded", "Vocab", "Vocabularies"]
 
@@ -80,6 +83,7 @@ class Encoded:
     cluster: np.ndarray
     feat_ptr: np.ndarray
     feat_ids: np.ndarray
+    vectors: np.ndarray | None = None  # (n, dim) encoder vectors (Vocabularies.vector_layer)
 
     @property
     def n(self) -> int:
@@ -108,6 +112,9 @@ class Vocabularies:
         for f in self.FIELDS:
             setattr(self, f, Vocab())
         self.context = None  # ContextClasses, for models that use them
+        # MiniLM layer whose word vectors encode() keeps in Encoded.vectors (0: none), for
+        # models with dense contextual arc scores (ModelConfig.dense_layer)
+        self.vector_layer = 0
 
     @classmethod
     def build(cls, sentences, min_count: int = 1) -> Vocabularies:
@@ -134,7 +141,10 @@ class Vocabularies:
         """Encode a :class:`depparse.conllu.Sentence`.
 
         For a model with contextual classes, ``vectors`` may give the sentence's encoder
-        vectors (computed from the forms when not given).
+        vectors of the classes' layer (computed from the forms when not given).  With
+        :attr:`vector_layer`, the words' vectors of that layer are kept in
+        ``Encoded.vectors`` (the same array when both layers are one, else both from one
+        forward pass of the encoder).
         """
         N = s.n + 1
         form = np.empty(N, dtype=np.int64)
@@ -148,6 +158,9 @@ class Vocabularies:
         fl: list[int] = []
         form[0] = lemma[0] = upos[0] = xpos[0] = prefix[0] = suffix[0] = ROOT
         fget = self.form.index.get
+        kept = None
+        if self.vector_layer:
+            kept, vectors = self._vectors(s.forms[1:], vectors)
         if self.context is not None:
             cluster[0] = cluster_code(ROOT, ROOT)
             cluster[1:] = self.context.codes(s.forms[1:], vectors)
@@ -165,11 +178,28 @@ class Vocabularies:
                     fl.append(j)
             feat_ptr[i + 1] = len(fl)
         return Encoded(form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr,
-                       np.asarray(fl, dtype=np.int64))
+                       np.asarray(fl, dtype=np.int64), kept)
+
+    def _vectors(self, forms, vectors):
+        """``(kept, classes')``: the words' vectors of :attr:`vector_layer` and of the
+        contextual classes' layer (``vectors`` when given), with one encoder pass."""
+        layer = self.vector_layer
+        if self.context is None:
+            return word_vectors(layer, forms), vectors
+        if self.context.layer == layer:
+            if vectors is None:
+                vectors = word_vectors(layer, forms)
+            return vectors, vectors
+        if vectors is None:
+            kept, vectors = layer_vectors((layer, self.context.layer), forms)
+            return kept, vectors
+        return word_vectors(layer, forms), vectors
 
     def to_json(self) -> dict:
         d = {f: getattr(self, f).to_list() for f in self.FIELDS}
         d["min_count"] = self.min_count
+        if self.vector_layer:
+            d["vector_layer"] = self.vector_layer
         if self.context is not None:
             d["context"] = self.context.to_json()
         return d
@@ -181,4 +211,5 @@ class Vocabularies:
             setattr(v, f, Vocab.from_list(d[f]))
         if d.get("context"):
             v.context = ContextClasses.from_json(d["context"])
+        v.vector_layer = int(d.get("vector_layer", 0))
         return v
