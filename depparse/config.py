@@ -126,6 +126,14 @@ class ModelConfig(_Config):
                                    lo=2, hi=1 << 16, metavar="K")
     context_coarse: int = setting(0, "with --context-layer: coarse groups; 0: min(64, K/16)",
                                   lo=0, hi=1 << 16, cli=())
+    dense_layer: int = setting(0, "dense contextual arc scores from the layer-L vectors of the "
+                               "MiniLM encoder (Lei et al. 2014; depparse.features.dense); "
+                               "0: none", lo=0, hi=6, metavar="L")
+    dense_rank: int = setting(0, "with --dense-layer: rank of the low-rank tensor arc term "
+                              "(0: the linear terms only)", lo=0, hi=384, metavar="R")
+    dense_scale: float = setting(1.0, "with --dense-layer: norm of the standardised word "
+                                 "vectors (their share of every update)", lo=0.0, open_lo=True,
+                                 metavar="S")
     # the feature templates the weights belong to (FEATURE_SET of depparse.features.parts) and
     # the labeler's (LABELER_KIND of depparse.features.labels); files written before these
     # were recorded used feature set 1 and the per-arc labeler
@@ -207,6 +215,14 @@ class TrainConfig(_Config):
                                 "prune it with the final pruner)", lo=0, cli=())
     dev_max_iter: int = setting(1000, "iteration cap of the per-epoch dev evaluation", lo=1,
                                 metavar="K")
+    tagger: bool = setting(True, "train a tagger and lemmatizer (UPOS, XPOS, FEATS, LEMMA) "
+                           "from the treebank, for input without tags", flag="--no-tagger",
+                           flag_help="do not train the tagger and lemmatizer (default: train "
+                                     "them)")
+    tag_training: str = setting("gold", "the tags the parser and labeler learn from: gold, or "
+                                "predicted by jackknifed taggers (each tenth of the training "
+                                "data tagged by a tagger trained on the rest)",
+                                choices=("gold", "jackknife"))
     tokenizer: bool = setting(True, "train a plain-text tokenizer and sentence splitter from the "
                               "treebank's # text lines and SpaceAfter=No marks",
                               flag="--no-tokenizer",

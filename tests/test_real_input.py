@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 
 import pytest
 from fixtures_models import run_cli, syn  # noqa: F401
@@ -79,22 +80,75 @@ def test_model_without_tokenizer_refuses_plain_text(syn, tmp_path):  # noqa: F81
     assert rc == 2 and "has no tokenizer" in err
 
 
-def test_untagged_input_for_a_model_without_tagger_warns(syn, tmp_path):  # noqa: F811
-    """Never silently worse trees: the missing columns are named, with what to do."""
+def _untagged(syn, tmp_path, name="untagged.conllu"):  # noqa: F811
+    """The synthetic test file with LEMMA, UPOS, XPOS and FEATS blanked ('_')."""
     lines = []
     for line in syn.test.read_text(encoding="utf-8").split("\n"):
         cols = line.split("\t")
         if len(cols) == 10:
             cols[2] = cols[3] = cols[4] = cols[5] = "_"
         lines.append("\t".join(cols))
-    src = tmp_path / "untagged.conllu"
+    src = tmp_path / name
     src.write_text("\n".join(lines), encoding="utf-8")
-    model = depparse.load(syn.model)
-    if "tagger" in model.model.components:
-        pytest.skip("the test model has a tagger (tests/test_tagger.py covers that case)")
-    rc, _, err = run_cli(["parse", src, "-m", syn.model, "-o", tmp_path / "out.conllu"])
+    return src
+
+
+def test_untagged_input_for_a_model_without_tagger_warns(syn, tmp_path):  # noqa: F811
+    """Never silently worse trees: the missing columns are named, with what to do."""
+    src = _untagged(syn, tmp_path)
+    model = tmp_path / "notag.npz"
+    assert run_cli(["train", syn.train, "-o", model, "--model", "sib", "--epochs", "1",
+                    "--bits", "12", "--no-tagger", "--no-tokenizer", "-q"])[0] == 0
+    assert "tagger" not in depparse.load(model).model.components
+    rc, _, err = run_cli(["parse", src, "-m", model, "-o", tmp_path / "out.conllu"])
     assert rc == 0, err
     warning = [x for x in err.splitlines() if x.startswith("depparse: warning:")]
     assert len(warning) == 1 and "UPOS" in warning[0] and "tagger" in warning[0]
-    rc, _, err = run_cli(["parse", syn.test, "-m", syn.model, "-o", tmp_path / "out2.conllu"])
+    rc, _, err = run_cli(["parse", syn.test, "-m", model, "-o", tmp_path / "out2.conllu"])
     assert rc == 0 and "warning" not in err
+
+
+def test_untagged_input_gets_its_columns_predicted_and_only_those(syn, tmp_path):  # noqa: F811
+    """The tagger fills the columns that are '_' everywhere; every other byte but HEAD and
+    DEPREL stays; the trees are those of the tagged input (the tagger learned the synthetic
+    language); the summary line and the report say what was predicted."""
+    assert "tagger" in depparse.load(syn.model).model.components
+    src, out, rep = _untagged(syn, tmp_path), tmp_path / "out.conllu", tmp_path / "r.json"
+    rc, _, err = run_cli(["parse", src, "-m", syn.model, "-o", out, "--report", rep])
+    assert rc == 0, err
+    assert "warning" not in err and "UPOS/LEMMA predicted by the model's tagger" in err
+    gold = syn.test.read_text(encoding="utf-8").split("\n")
+    for a, b, g in zip(src.read_text(encoding="utf-8").split("\n"),
+                       out.read_text(encoding="utf-8").split("\n"), gold, strict=True):
+        ca, cb, cg = a.split("\t"), b.split("\t"), g.split("\t")
+        if len(ca) != 10:
+            assert a == b
+            continue
+        assert cb[:2] == ca[:2] and cb[8:] == ca[8:]  # ID, FORM, DEPS, MISC kept
+        assert cb[3] == cg[3] and cb[2] == cg[2]  # UPOS and LEMMA predicted right
+        assert cb[4] == ca[4] == "_" and cb[5] == ca[5] == "_"  # never trained with them
+    rc, _, err = run_cli(["parse", syn.test, "-m", syn.model, "-o", tmp_path / "ref.conllu"])
+    assert rc == 0 and "predicted" not in err
+    assert [s.heads.tolist() for s in read_conllu(out)] == [
+        s.heads.tolist() for s in read_conllu(tmp_path / "ref.conllu")]
+    report = json.loads(rep.read_text())
+    assert report["predicted_columns"] == {str(src): ["UPOS", "LEMMA"]}
+
+
+def test_retag_overrides_the_input_tags(syn, tmp_path):  # noqa: F811
+    lines = []
+    for line in syn.test.read_text(encoding="utf-8").split("\n"):
+        cols = line.split("\t")
+        if len(cols) == 10:
+            cols[3] = "X"  # wrong tags everywhere
+        lines.append("\t".join(cols))
+    src = tmp_path / "wrong.conllu"
+    src.write_text("\n".join(lines), encoding="utf-8")
+    for flags, want_x in (([], True), (["--retag"], False)):
+        out = tmp_path / "out.conllu"
+        rc, _, err = run_cli(["parse", src, "-m", syn.model, "-o", out, *flags])
+        assert rc == 0, err
+        upos = [u for s in read_conllu(out) for u in s.upos[1:]]
+        assert all(u == "X" for u in upos) == want_x
+    gold = [u for s in read_conllu(syn.test) for u in s.upos[1:]]
+    assert upos == gold

@@ -179,18 +179,25 @@ def cmd_parse(args):
         raise UsageError(f"no sentence to parse: all {len(bad)} sentences are malformed")
     kw = dict(max_iter=given.get("max_iter"), single_root=given.get("single_root"),
               time_limit=given.get("time_limit"), trace=bool(args.report))
-    if args.scheduler and sents:
-        from ..distributed import parse_distributed
+    # each input file gets the columns it lacks predicted (all four with --retag)
+    tagged = {f: parser.columns_to_tag(ss, args.retag) for f, ss in docs}
+    results = []
+    for f, ss in docs:
+        if args.scheduler and ss:
+            from ..distributed import parse_distributed
 
-        results = parse_distributed(parser, sents, args.scheduler, return_results=True, **kw)
-    else:
-        results = parser.parse(sents, jobs=jobs, return_results=True, **kw)
+            results += parse_distributed(parser, parser.tag(ss, tagged[f]), args.scheduler,
+                                         return_results=True, **kw)
+        elif ss:
+            results += parser.parse(ss, jobs=jobs, return_results=True, retag=args.retag,
+                                    **kw)
     parsed = [p for p, _ in results]
     _write_output(parsed, out)
     dt = time.perf_counter() - t0
     if args.report:
         rep = build_report(parser, docs, results, dt, max_iter=kw["max_iter"],
-                           single_root=kw["single_root"])
+                           single_root=kw["single_root"],
+                           predicted={f: list(c) for f, c in tagged.items()})
         _write_json(args.report, rep)
     if not args.quiet:
         words = sum(s.n for s in sents)
@@ -200,6 +207,10 @@ def cmd_parse(args):
         extra = f"; {timed} stopped by --time-limit" if timed else ""
         if bad:
             extra += f"; skipped {_count(len(bad), 'malformed sentence')}"
+        cols = [c for c in ("UPOS", "XPOS", "LEMMA", "FEATS") if any(c in t for t in
+                                                                      tagged.values())]
+        if cols:
+            extra += f"; {'/'.join(cols)} predicted by the model's tagger"
         print(f"depparse: parsed {_count(len(sents), 'sentence')}, {_count(words, 'word')} "
               f"in {dt:.2f} s ({words / max(dt, 1e-9):.0f} words/s); certificates "
               f"{cert}/{len(sents)} ({100.0 * cert / max(1, len(sents)):.1f}%); {proved}{extra}",

@@ -152,6 +152,10 @@ def build_parser():
                    help="conllu: CoNLL-U files (tokenized); text: plain UTF-8 text, "
                         "paragraphs separated by blank lines, which the model's tokenizer "
                         "splits into sentences and words (default: conllu)")
+    p.add_argument("--retag", action="store_true",
+                   help="predict UPOS, XPOS, LEMMA and FEATS with the model's tagger even "
+                        "where the input has them (default: only the columns that are '_' "
+                        "on every word of an input file)")
     p.add_argument("-o", "--output", help="output file (default: stdout)")
     p.add_argument("-m", "--model", help="model file or shipped model name (default: "
                                          "en_ewt_gs, the shipped English model)")

@@ -24,15 +24,21 @@ from ..decode.bnb import PROOF_DUAL, PROOF_EXACT, decode_exact
 from ..decode.dual import dual_decompose
 from ..decode.eisner import eisner
 from ..decode.mst import chu_liu_edmonds
+from ..encoding.minilm import word_vectors
 from ..errors import InputWarning, UsageError
+from ..features.dense import model_dense_term
 from ..features.parts import build_parts
 from ..model import Model
 from .labeling import Labeler
 from .parallel import parse_parallel
 from .pruning import candidate_arcs
+from .tagging import Tagger
 from .tokenizer import Tokenizer
 
-__all__ = ["ParseResult", "Parser", "tree_decoder"]
+__all__ = ["ParseResult", "Parser", "TAG_COLUMNS", "tree_decoder"]
+
+#: The columns the tagger can predict, and the Sentence attributes that hold them.
+TAG_COLUMNS = {"UPOS": "upos", "XPOS": "xpos", "LEMMA": "lemmas", "FEATS": "feats"}
 
 
 def tree_decoder(projective):
@@ -85,6 +91,10 @@ class Parser:
             self.labeler = Labeler(model.vocab, model.labeler, model.config.labeler_bits)
         tok = model.components.get("tokenizer")
         self.tokenizer = None if tok is None else Tokenizer.from_component(tok)
+        tag = model.components.get("tagger")
+        self.tagger = None if tag is None else Tagger.from_component(tag)
+        self.dense = model_dense_term(model.components.get("dense"), model.config.dense_layer,
+                                      0 if model.vocab is None else model.vocab.vector_layer)
 
     # -- pruning ---------------------------------------------------------------------------
     def set_pruning(self, threshold=None, max_heads=None):
@@ -118,17 +128,19 @@ class Parser:
         return candidate_arcs(enc, pw, self.config.pruner_bits, d.prune_threshold,
                               d.prune_max_heads, single)
 
-    def part_table(self, enc, keep=None, weights=None):
+    def part_table(self, enc, keep=None, weights=None, dense=None):
         """The scored parts (:class:`~depparse.decode.parts.PartTable`) of an encoded sentence
-        over its candidate arcs (``keep``, computed by :meth:`keep_mask` when not given)."""
+        over its candidate arcs (``keep``, computed by :meth:`keep_mask` when not given);
+        ``weights`` and ``dense`` replace the model's parser weights and dense arc term."""
         if keep is None:
             keep = self.keep_mask(enc)
         w = self.w if weights is None else weights
-        return build_parts(enc, keep, w, self.config.bits, self.order)
+        return build_parts(enc, keep, w, self.config.bits, self.order,
+                           self.dense if dense is None else dense)
 
     # -- decoding --------------------------------------------------------------------------
     def decode(self, enc, keep=None, max_iter=None, single_root=None, weights=None,
-               trace=False, time_limit=None) -> ParseResult:
+               trace=False, time_limit=None, dense=None) -> ParseResult:
         """Best tree of one encoded sentence.
 
         Parameters
@@ -142,6 +154,8 @@ class Parser:
             Default: the model's setting (True for UD).
         weights : array, optional
             Use these parser weights instead of the model's (training-time evaluation).
+        dense : depparse.features.dense.DenseArcs, optional
+            Likewise for the dense arc term of a model that has one.
         trace : bool
             Keep the per-iteration dual/primal/recomputed traces and the best-tree history.
         time_limit : float, optional
@@ -162,7 +176,7 @@ class Parser:
             time_limit = d.time_limit
         if keep is None:
             keep = self.keep_mask(enc, single)
-        parts = self.part_table(enc, keep, weights)
+        parts = self.part_table(enc, keep, weights, dense)
         if self.order == 0:
             heads = tree_decoder(d.projective)(parts.arc, single_root=single)
             return ParseResult(heads, True, 1, time.perf_counter() - t0,
@@ -197,13 +211,19 @@ class Parser:
 
     # -- full parsing (heads + labels) -------------------------------------------------------
     def parse_one(self, sentence, max_iter=None, single_root=None, time_limit=None,
-                  trace=False):
+                  trace=False, tag_columns=()):
         """Parse one sentence: returns ``(parsed_sentence, ParseResult)``.
 
-        Only HEAD and DEPREL change; DEPREL comes from the model's labeler (``_`` when the
-        model has none).
+        Only HEAD and DEPREL change, and the columns of ``tag_columns`` (any of ``"UPOS"``,
+        ``"XPOS"``, ``"LEMMA"``, ``"FEATS"``), which the model's tagger predicts first;
+        DEPREL comes from the model's labeler (``_`` when the model has none).
         """
-        enc = self.model.vocab.encode(sentence)
+        vectors = None
+        if tag_columns:
+            vectors = self._shared_vectors(sentence)
+            sentence = self.tagger.retag([sentence], None if vectors is None else [vectors],
+                                         [TAG_COLUMNS[c] for c in tag_columns])[0]
+        enc = self.model.vocab.encode(sentence, vectors)
         r = self.decode(enc, max_iter=max_iter, single_root=single_root, trace=trace,
                         time_limit=time_limit)
         if self.labeler is not None:
@@ -213,7 +233,7 @@ class Parser:
         return sentence.with_parse(r.heads, rels), r
 
     def parse(self, sentences, *, max_iter=None, single_root=None, time_limit=None, jobs=1,
-              return_results=False, trace=None):
+              return_results=False, trace=None, retag=False):
         """Parse sentences (:class:`~depparse.conllu.Sentence`), in order.
 
         Parameters
@@ -231,6 +251,10 @@ class Parser:
             Return ``(sentence, ParseResult)`` pairs instead of sentences.
         trace : bool, optional
             Keep dual/primal traces (default: when ``return_results``).
+        retag : bool
+            Predict all four tag columns with the model's tagger; by default only the
+            columns that are ``_`` on every word (:meth:`columns_to_tag`).  A model without
+            a tagger given such input warns (:class:`~depparse.errors.InputWarning`).
 
         Returns
         -------
@@ -238,9 +262,9 @@ class Parser:
         """
         trace = return_results if trace is None else trace
         kw = dict(max_iter=max_iter, single_root=single_root, time_limit=time_limit,
-                  trace=trace)
+                  trace=trace, tag_columns=self.columns_to_tag(sentences, retag))
         missing = self.missing_columns(sentences)
-        if missing:
+        if missing and self.tagger is None:
             warnings.warn(
                 f"the input has no {'/'.join(missing)} (every word has '_'), which this model "
                 f"was trained with and has no tagger for: its trees will be much worse; give "
@@ -250,6 +274,29 @@ class Parser:
         else:
             out = [self.parse_one(s, **kw) for s in sentences]
         return out if return_results else [p for p, _ in out]
+
+    def tag(self, sentences, columns):
+        """Copies of ``sentences`` with ``columns`` (of :data:`TAG_COLUMNS`) predicted by the
+        model's tagger (the sentences themselves when there is nothing to predict)."""
+        if not columns:
+            return list(sentences)
+        return self.tagger.retag(sentences, None, [TAG_COLUMNS[c] for c in columns])
+
+    def columns_to_tag(self, sentences, retag=False):
+        """The columns the tagger fills in for ``sentences``: those that are ``_`` on every
+        word although the model was trained with them (:meth:`missing_columns`), or, with
+        ``retag``, all four; none when the model has no tagger."""
+        if self.tagger is None:
+            return ()
+        return tuple(TAG_COLUMNS) if retag else tuple(self.missing_columns(sentences))
+
+    def _shared_vectors(self, sentence):
+        """The encoder vectors of a sentence when the tagger and the contextual classes use
+        the same layer (computed once for both), else None (each computes its own)."""
+        ctx, enc = self.model.vocab.context, self.tagger.encoder
+        if ctx is not None and enc is not None and int(enc["layer"]) == ctx.layer:
+            return word_vectors(ctx.layer, sentence.forms[1:])
+        return None
 
     def missing_columns(self, sentences):
         """The tag columns (UPOS, XPOS, LEMMA, FEATS) that are ``_`` on every word of

@@ -39,10 +39,12 @@ from ..evaluate import evaluate
 from ..features.parts import build_parts, structure_features
 from ..inference.parser import Parser, tree_decoder
 from ..inference.pruning import candidate_arcs
-from ..model import Model, atomic_savez
+from ..model import Component, Model, atomic_savez
 from .data import check_training_sentences
+from .dense import DenseLearner
 from .labeler import train_labeler
 from .pruner import train_pruner
+from .tagger import fit_tagger, jackknife
 from .tokenizer import train_tokenizer
 from .updates import diff_stats, update
 
@@ -50,6 +52,7 @@ __all__ = ["Trainer", "gold_structure", "train"]
 
 log = logging.getLogger(__name__)
 
+JACKKNIFE_TAG_FOLDS = 10  # training data re-tagged by 10 taggers (tag_training="jackknife")
 CKPT_VERSION = 2  # 2: decoding and training settings apart from the model's configuration
 
 
@@ -79,6 +82,7 @@ class Trainer:
         self.c = 0.0  # examples seen so far
         self.epoch = 0
         self.history: list[dict] = []
+        self.dense = None  # DenseLearner of models with dense_layer (set by prepare)
 
     # -- model views -----------------------------------------------------------------------
     def averaged(self):
@@ -89,7 +93,16 @@ class Trainer:
 
     def model(self, averaged=True, info=None) -> Model:
         w = self.averaged() if averaged else self.w.copy()
-        return Model(self.config, self.vocab, w, self.pruner, None, info or {}, self.decoding)
+        m = Model(self.config, self.vocab, w, self.pruner, None, info or {}, self.decoding)
+        if self.dense is not None:
+            m.components["dense"] = Component(*self.dense_scorer(averaged).to_component())
+        return m
+
+    def dense_scorer(self, averaged=True):
+        """The dense arc term (None without one), averaged like :meth:`averaged`."""
+        if self.dense is None:
+            return None
+        return self.dense.averaged(self.c) if averaged else self.dense.scorer
 
     # -- one example -----------------------------------------------------------------------
     def step(self, enc, heads, keep):
@@ -102,7 +115,9 @@ class Trainer:
         order = cfg.order
         mask = np.uint64((1 << cfg.bits) - 1)
         gmods, gpar = gold_structure(heads)
-        parts = build_parts(enc, keep, self.w, cfg.bits, order)
+        dense = self.dense
+        parts = build_parts(enc, keep, self.w, cfg.bits, order,
+                            None if dense is None else dense.scorer)
         if tr.loss_aug > 0:
             # cost-augmented decoding: every wrong arc looks better by loss_aug, so the update
             # happens until the gold tree wins by a margin (Hamming loss)
@@ -126,9 +141,13 @@ class Trainer:
             scale = 1.0
             gidx = structure_features(*a, mask, order, gmods, gpar, diff)
             pidx = structure_features(*a, mask, order, pmods, ppar, diff)
+            if dense is not None:  # its gradient and margin join the sparse ones
+                dg, dmargin = dense.difference(enc, gmods, pmods, diff)
             if tr.update == "pa":
                 # PA-I: the smallest step that makes gold beat the prediction by its loss
                 dot, norm = diff_stats(self.w, gidx, pidx)
+                if dense is not None:
+                    dot, norm = dot + dmargin, norm + float(dg @ dg)
                 loss = float((pmods != gmods).sum())
                 if order == 2:
                     loss += float((ppar[1:] != gpar[1:]).sum())
@@ -136,6 +155,8 @@ class Trainer:
             if scale > 0:
                 update(self.w, self.acc, self.c, gidx, scale)
                 update(self.w, self.acc, self.c, pidx, -scale)
+                if dense is not None:
+                    dense.update(dg, scale, self.c)
         self.c += 1.0
         return bool(diff.any()), int((pmods & gmods).sum())
 
@@ -169,6 +190,11 @@ class Trainer:
                   "w": self.w, "acc": self.acc}
         if self.pruner is not None:
             arrays["pruner"] = self.pruner
+        if self.dense is not None:
+            dmeta, darrays = self.dense.state()
+            meta["dense"] = dmeta
+            arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+            arrays.update({f"dense.{k}": v for k, v in darrays.items()})
         atomic_savez(path, arrays)
 
     @classmethod
@@ -189,6 +215,9 @@ class Trainer:
                         TrainConfig.from_dict(meta["training"]))
                 t.w = z["w"].copy()
                 t.acc = z["acc"].copy()
+                if meta.get("dense"):
+                    t.dense = DenseLearner.from_state(
+                        meta["dense"], {k[6:]: z[k] for k in z.files if k.startswith("dense.")})
         except CheckpointError:
             raise
         except Exception as e:  # noqa: BLE001 - whatever is wrong, it cannot be resumed from
@@ -240,12 +269,13 @@ def _jackknife_keep_masks(config, decoding, encoded, heads, folds, pruner_epochs
     return keep
 
 
-def evaluate_heads(parser, dev, weights, max_iter=None):
-    """UAS, certificate rate and seconds/sentence on (enc, heads, keep) triples."""
+def evaluate_heads(parser, dev, weights, max_iter=None, dense=None):
+    """UAS, certificate rate and seconds/sentence on (enc, heads, keep) triples (``dense``:
+    the dense arc term to score with, for models with one)."""
     correct = total = cert = 0
     t0 = time.perf_counter()
     for enc, heads, keep in dev:
-        r = parser.decode(enc, keep=keep, weights=weights, max_iter=max_iter)
+        r = parser.decode(enc, keep=keep, weights=weights, max_iter=max_iter, dense=dense)
         correct += int((r.heads[1:] == heads[1:]).sum())
         total += enc.n
         cert += r.certificate
@@ -313,6 +343,35 @@ class Setup:
     heads: list
     t_prune: float
     nwords: int
+    tagger: Component | None = None  # the tagger and lemmatizer trained on all the data
+
+
+def _tagging(train_sents, dev_sents, vectors, config, training):
+    """Train the tagger and lemmatizer on the (gold) training data; with ``tag_training
+    = "jackknife"``, also re-tag the training data by jackknifed taggers and the dev data by
+    the full tagger, so that the parser learns and is measured on predicted tags.
+
+    The tagger sees the encoder's vectors of the contextual classes' layer when the model has
+    them (the same vectors, computed once).  Returns ``(train, dev, component)``.
+    """
+    layer = config.context_layer or None
+    if layer and any(v is None for v in vectors):  # resumed: the classes exist already
+        vectors = [word_vectors(layer, s.forms[1:]) for s in train_sents]
+    kw = {"encoder_layer": layer, "seed": training.seed}
+    vec = vectors if layer else None
+    t0 = time.perf_counter()
+    tagger = fit_tagger(train_sents, vectors=vec, **kw)
+    log.info("tagger and lemmatizer trained in %.1f s%s", time.perf_counter() - t0,
+             f" (with the encoder's layer-{layer} vectors)" if layer else "")
+    if training.tag_training == "jackknife":
+        t0 = time.perf_counter()
+        train_sents = jackknife(train_sents, folds=JACKKNIFE_TAG_FOLDS, vectors=vec, **kw)
+        if dev_sents:
+            dev_sents = tagger.retag(dev_sents)
+        log.info("training data re-tagged by %d jackknifed taggers (each trained on the other "
+                 "folds)%s in %.1f s", JACKKNIFE_TAG_FOLDS,
+                 ", dev data by the full tagger" if dev_sents else "", time.perf_counter() - t0)
+    return train_sents, dev_sents, tagger.to_component()
 
 
 def _context_classes(vocab, sentences, config, seed):
@@ -350,9 +409,14 @@ def prepare(train_sents, dev_sents, config=None, decoding=None, training=None, c
     seed = training.seed
     if trainer is None:
         vocab = Vocabularies.build(train_sents, config.min_count)
+        vocab.vector_layer = config.dense_layer  # Encoded.vectors for the dense arc term
     vectors = [None] * len(train_sents)
     if config.context_layer and vocab.context is None:
         vectors = _context_classes(vocab, train_sents, config, seed)
+    tagger = None
+    if training.tagger:
+        train_sents, dev_sents, tagger = _tagging(train_sents, dev_sents, vectors, config,
+                                                  training)
     encoded = [vocab.encode(s, v) for s, v in zip(train_sents, vectors, strict=True)]
     heads = [np.asarray(s.heads, dtype=np.int64) for s in train_sents]
     t_prune = 0.0
@@ -365,6 +429,8 @@ def prepare(train_sents, dev_sents, config=None, decoding=None, training=None, c
             t_prune = time.perf_counter() - t0
             log.info("pruner trained in %.1f s", t_prune)
         trainer = Trainer(config, vocab, pruner, decoding, training)
+        if config.dense_layer:
+            trainer.dense = DenseLearner.start(config, [e.vectors for e in encoded], seed)
     parser = Parser(trainer.model(averaged=False))
     train_keep = _jackknife_keep_masks(config, decoding, encoded, heads, training.pruner_folds,
                                        training.pruner_epochs, seed) if config.order > 0 else None
@@ -386,7 +452,7 @@ def prepare(train_sents, dev_sents, config=None, decoding=None, training=None, c
         log.info("pruner on dev: gold-arc recall %.2f%%, %.2f heads per word",
                  100.0 * hit / words, kept / words)
     return Setup(trainer, parser, data, dev, dev_sents or None, encoded, heads, t_prune,
-                 sum(e.n for e in encoded))
+                 sum(e.n for e in encoded), tagger)
 
 
 def end_epoch(st: Setup, mistakes, correct, seconds, checkpoint, label="", **extra):
@@ -400,7 +466,8 @@ def end_epoch(st: Setup, mistakes, correct, seconds, checkpoint, label="", **ext
     K = trainer.training.dev_max_iter
     if st.dev is not None:
         rec.update({"dev_" + k: v for k, v in
-                    evaluate_heads(st.parser, st.dev, trainer.averaged(), K).items()})
+                    evaluate_heads(st.parser, st.dev, trainer.averaged(), K,
+                                   trainer.dense_scorer()).items()})
         rec["dev_max_iter"] = K
     trainer.history.append(rec)
     msg = (f"epoch {trainer.epoch}/{epochs}{label}: {seconds:.0f} s; training sentences "
@@ -432,6 +499,8 @@ def finish(st: Setup, train_sents, t_start, **extra) -> Model:
             "training": tr.to_dict(), "seed": tr.seed, "epochs": tr.epochs, **extra}
     model = st.trainer.model(averaged=True, info=info)
     model.labeler = labeler
+    if st.tagger is not None:
+        model.components["tagger"] = st.tagger
     if tr.tokenizer:
         t0 = time.perf_counter()
         try:

@@ -384,6 +384,10 @@ def _overview(summary: dict[str, Any]) -> list[tuple[str, str]]:
     rows = [
         ("model", f"{model.get('model', '?')} ({model.get('path', '?')})"),
         ("inputs", ", ".join(summary["inputs"]) or "–"),
+        ("tags predicted by the model's tagger",
+         "; ".join(f"{os.path.basename(f)}: {'/'.join(c)}"
+                   for f, c in summary.get("predicted_columns", {}).items() if c)
+         or "none (the input's own tags)"),
         ("iteration cap K", f"{summary['max_iter']:,}"),
         ("single root", "yes" if summary["single_root"] else "no"),
         ("sentences", f"{summary['sentences']:,}"),

@@ -377,11 +377,13 @@ def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
     return report
 
 
-def build_report(parser, docs, results, seconds, max_iter=None, single_root=None):
+def build_report(parser, docs, results, seconds, max_iter=None, single_root=None,
+                 predicted=None):
     """The JSON parse report of a run (per-sentence certificates, iterations, times, traces).
 
     ``parser`` is the :class:`~depparse.inference.parser.Parser` that parsed; ``docs`` is a
-    list of ``(file name, sentences)``; ``results`` the matching
+    list of ``(file name, sentences)``; ``predicted`` maps a file name to the columns the
+    model's tagger predicted for it (``"predicted_columns"``); ``results`` the matching
     ``(parsed sentence, ParseResult)`` pairs in the same order.
     """
     cfg, dec = parser.config, parser.decoding
@@ -418,6 +420,7 @@ def build_report(parser, docs, results, seconds, max_iter=None, single_root=None
         "max_iter": int(dec.max_iter if max_iter is None else max_iter),
         "single_root": bool(dec.single_root if single_root is None else single_root),
         "inputs": [f for f, _ in docs],
+        "predicted_columns": predicted or {},
         "summary": {"sentences": len(sents), "words": words, "certified": cert,
                     "cert_rate": 100.0 * cert / max(1, len(sents)),
                     "proved": proved, "proved_rate": 100.0 * proved / max(1, len(sents)),

@@ -303,6 +303,8 @@ def summarize(report: Mapping[str, Any], sents: list[ReportSentence]) -> dict[st
             "max_iter": int(report["max_iter"]),
             "single_root": bool(report["single_root"]),
             "inputs": list(report["inputs"]),
+            "predicted_columns": {str(k): list(v) for k, v in
+                                  (report.get("predicted_columns") or {}).items()},
             "input_summary": {k: given[k] for k in SUMMARY_KEYS},
             "sentences": total,
             "words": sum(s.n for s in sents),
