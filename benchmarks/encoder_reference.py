@@ -56,7 +56,7 @@ def main(argv=None):
             hidden = ref(torch.tensor([ids]), output_hidden_states=True).hidden_states
         for layer in range(1, 7):
             ours.layers = layer
-            diff = np.abs(ours._forward(ids) - hidden[layer][0].numpy())
+            diff = np.abs(ours._forward([ids]) - hidden[layer][0].numpy())
             worst[layer] = max(worst[layer], float(diff.max()))
             total[layer] += float(diff.sum())
         count += len(ids) * ours.dim

@@ -193,6 +193,100 @@ def test_long_sentences_are_encoded_in_windows():
     assert np.allclose(x[:510], first, atol=1e-5)
 
 
+def test_in_place_erf_gelu_layernorm_equal_the_plain_expressions():
+    """The encoder's GELU, erf and LayerNorm work on buffers; their float32 results are those
+    of the plain formulas bit for bit (so that the shipped model's classes stay the same)."""
+    from depparse.encoding.minilm import _erf, _gelu
+
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal((37, 1536)) * 3).astype(np.float32)
+    x[0, :4] = [0.0, -0.0, 9.5, -9.5]
+
+    def plain_erf(x):
+        a = np.abs(x)
+        t = 1.0 / (1.0 + np.float32(0.3275911) * a)
+        p = ((((np.float32(1.061405429) * t - np.float32(1.453152027)) * t
+               + np.float32(1.421413741)) * t - np.float32(0.284496736)) * t
+             + np.float32(0.254829592)) * t
+        return np.sign(x) * (1.0 - p * np.exp(-a * a))
+
+    want = np.float32(0.5) * x * (np.float32(1.0) + plain_erf(x * np.float32(0.7071067811865476)))
+    assert _erf(x).tobytes() == plain_erf(x).tobytes()
+    y = x.copy()
+    assert _gelu(x).tobytes() == want.tobytes() and np.array_equal(x, y)  # input kept
+    assert _gelu(y, out=y) is y and y.tobytes() == want.tobytes()
+
+    class LN:
+        eps = 1e-12
+        w = {"n.weight": rng.standard_normal(1536).astype(np.float32),
+             "n.bias": rng.standard_normal(1536).astype(np.float32)}
+
+    m = x.mean(-1, keepdims=True)
+    v = ((x - m) ** 2).mean(-1, keepdims=True)
+    plain = (x - m) / np.sqrt(v + LN.eps) * LN.w["n.weight"] + LN.w["n.bias"]
+    assert MiniLM._ln(LN, x, "n").tobytes() == plain.tobytes()
+
+
+def _sentences_for_batches():
+    """Sentences of many lengths (several of each, so that windows of one length share an
+    attention product), a word of many pieces, an empty sentence, one of two windows."""
+    rng = np.random.default_rng(7)
+    words = ("the old man the boats . Don't naïve hyperparameterization U.S. e-mail , "
+             "parsing \u2603 dog barked at 42 cats").split()
+    out = [list(rng.choice(words, size=n)) for n in rng.integers(1, 40, size=60)]
+    out += [["Dogs", "bark", "."], ["Dogs", "bark", "."], []]
+    out.insert(20, ["word"] * 700)  # 510 + 190 pieces: two windows
+    return out
+
+
+@needs_encoder
+def test_batched_vectors_equal_one_sentence_at_a_time():
+    """A sentence's vectors do not depend on the other sentences of its batch, bit for bit
+    (else ``--jobs N`` could differ from one process, and the classes from the shipped
+    model's): every pass size, every order."""
+    from depparse.encoding import minilm
+
+    enc = get_encoder(3)
+    sents = _sentences_for_batches()
+    alone = [enc.word_vectors(f) for f in sents]
+    x2, x3 = enc.batch_layer_vectors([sents[0]], (2, 3))[0]
+    assert x3.tobytes() == alone[0].tobytes()
+    for max_rows in (1, 40, 300, minilm.MAX_ROWS, 100_000):
+        got = enc.batch_word_vectors(sents, max_rows=max_rows)
+        assert len(got) == len(sents)
+        for a, b in zip(got, alone, strict=True):
+            assert a.dtype == np.float32 and a.shape == b.shape and a.tobytes() == b.tobytes()
+    back = enc.batch_word_vectors(sents[::-1])[::-1]
+    assert all(a.tobytes() == b.tobytes() for a, b in zip(back, alone, strict=True))
+    both = enc.batch_layer_vectors(sents[:5], (2, 3))
+    assert both[0][0].tobytes() == x2.tobytes() and both[0][1].tobytes() == x3.tobytes()
+    assert [b[1].tobytes() for b in both] == [a.tobytes() for a in alone[:5]]
+    assert [v.tobytes() for v in minilm.batch_word_vectors(3, sents[:5])] == \
+        [a.tobytes() for a in alone[:5]]
+    with pytest.raises(ValueError, match="layers"):
+        enc.batch_layer_vectors(sents, (4,))
+
+
+@needs_encoder
+def test_iter_word_vectors_is_lazy():
+    """Vectors come a pass at a time: the first sentences' before the input is all read."""
+    from depparse.encoding import minilm
+
+    sents = _sentences_for_batches()
+    seen = []
+
+    def feed():
+        for f in sents:
+            seen.append(f)
+            yield f
+
+    it = minilm.iter_word_vectors(3, feed(), max_rows=100)
+    first = next(it)
+    assert first.tobytes() == get_encoder(3).word_vectors(sents[0]).tobytes()
+    assert 1 < len(seen) < len(sents)
+    assert len(list(it)) == len(sents) - 1
+
+
 @needs_encoder
 def test_sentence_similarity_sanity():
     """Mean-pooled last-layer vectors: a paraphrase is closer than an unrelated sentence
