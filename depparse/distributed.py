@@ -54,7 +54,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from .api import load
-from .errors import SchedulerError
+from .errors import ConfigError, SchedulerError
 from .inference.parallel import warmup
 from .inference.parser import Parser
 from .learn.perceptron import Trainer, end_epoch, finish, prepare
@@ -295,6 +295,9 @@ def train_distributed(train_sents, dev_sents=None, config=None, decoding=None, t
     Model
         With averaged weights; ``info["ipm_shards"]`` holds ``S``.
     """
+    if config is not None and config.dense_layer:
+        raise ConfigError("dense_layer", "is not supported by iterative parameter mixing "
+                          "(--scheduler): train the dense arc term in one process")
     t_start = time.perf_counter()
     st = prepare(train_sents, dev_sents, config, decoding, training, checkpoint, resume)
     trainer, data = st.trainer, st.data

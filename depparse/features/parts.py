@@ -451,7 +451,7 @@ def structure_features(form, lemma, upos, xpos, prefix, suffix, cluster, feat_pt
     return out[:n]
 
 
-def build_parts(enc, keep, w, bits, order):
+def build_parts(enc, keep, w, bits, order, dense=None):
     """Score the kept parts of an encoded sentence into a :class:`~depparse.decode.PartTable`.
 
     Parameters
@@ -462,6 +462,9 @@ def build_parts(enc, keep, w, bits, order):
     w : float64 array of size ``2**bits``
     order : int
         0 arcs only, 1 bigram siblings, 2 grandparent + siblings.
+    dense : depparse.features.dense.DenseArcs, optional
+        Dense contextual arc scores, added to the kept arcs' scores (models with
+        ``dense_layer``; Lei et al. 2014).
     """
     N = enc.n + 1
     cand, cand_off, cand_len, gp, gp_off, gp_len, tab_off, size = build_layout(keep, order == 2)
@@ -469,6 +472,8 @@ def build_parts(enc, keep, w, bits, order):
     tab = np.zeros(size) if order == 0 else np.empty(size)  # order 0: no transition scores
     fill_scores(*enc.arrays(), w, np.uint64((1 << bits) - 1), order, keep, cand, cand_off,
                 cand_len, gp, gp_off, gp_len, tab_off, arc, tab)
+    if dense is not None:
+        dense.add_scores(enc, keep, arc)
     return PartTable(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, order == 2)
 
 
