@@ -17,7 +17,7 @@ from fixtures_models import run_cli, syn  # noqa: F401
 from depparse.conllu import read_sentence
 from depparse.encoding.context import ContextClasses, spherical_kmeans
 from depparse.encoding.ids import CLUSTER_SHIFT
-from depparse.encoding.minilm import MiniLM, find_encoder, get_encoder
+from depparse.encoding.minilm import MiniLM, batch_word_vectors, find_encoder, get_encoder
 from depparse.encoding.vocab import Vocabularies
 from depparse.errors import EncoderError
 from depparse.features.parts import arc_features
@@ -288,6 +288,72 @@ def test_iter_word_vectors_is_lazy():
 
 
 @needs_encoder
+def test_parse_encodes_many_sentences_per_pass_with_the_same_results(monkeypatch):
+    """Parser.parse computes the contextual classes' vectors of many sentences per forward
+    pass (Vocabularies.iter_context_vectors; each --jobs chunk likewise), and its parses are
+    those of one sentence at a time."""
+    import multiprocessing as mp
+
+    import synthetic
+
+    from depparse.api import load
+    from depparse.encoding import minilm
+    from depparse.inference.parallel import parse_parallel
+
+    p = load(Path(__file__).parent / "data" / "parse_fixture_context.npz")
+    vocab = p.model.vocab
+    sents = synthetic.sentences(30, seed=12)
+    vecs = list(vocab.iter_context_vectors(sents))
+    enc = get_encoder(vocab.context.layer)
+    for s, v in zip(sents, vecs, strict=True):
+        assert v.tobytes() == enc.word_vectors(s.forms[1:]).tobytes()
+        assert np.array_equal(vocab.encode(s, v).cluster, vocab.encode(s).cluster)
+    alone = [p.parse_one(s) for s in sents]
+    windows = []
+    real = minilm.MiniLM._forward
+    monkeypatch.setattr(minilm.MiniLM, "_forward", lambda self, w, keep=None:
+                        windows.append(len(w)) or real(self, w, keep))
+    got = p.parse(sents, return_results=True)
+    assert sum(windows) == len(sents) and len(windows) < len(sents) / 5
+
+    def same(a, b):
+        return all(np.array_equal(x.heads, y.heads) and list(x.rels) == list(y.rels)
+                   and rx.iterations == ry.iterations
+                   for (x, rx), (y, ry) in zip(a, b, strict=True))
+
+    assert same(got, alone)
+    monkeypatch.setattr(minilm.MiniLM, "_forward", real)
+    if "fork" in mp.get_all_start_methods():
+        assert same(parse_parallel(p, sents, 2, {}, chunk_size=8), alone)
+
+
+@needs_encoder
+@pytest.mark.parametrize("tagger_layer", [1, 2])
+def test_parse_with_tagging_uses_the_batched_vectors_as_one_at_a_time(tagger_layer):
+    """With a tagger (of the classes' layer: it gets the batched vectors; of another: its
+    own), parse(retag=True) gives the tags and trees of one sentence at a time."""
+    import synthetic
+
+    from depparse.api import load
+    from depparse.inference.parser import TAG_COLUMNS, Parser
+    from depparse.learn.tagger import fit_tagger
+
+    p = load(Path(__file__).parent / "data" / "parse_fixture_context.npz")
+    assert p.model.vocab.context.layer == 1
+    m = p.model
+    m.components["tagger"] = fit_tagger(synthetic.sentences(40, seed=3), epochs=2,
+                                        encoder_layer=tagger_layer).to_component()
+    p = Parser(m)
+    sents = synthetic.sentences(20, seed=12)
+    alone = [p.parse_one(s, tag_columns=tuple(TAG_COLUMNS)) for s in sents]
+    got = p.parse(sents, retag=True, return_results=True)
+    for (x, rx), (y, ry) in zip(got, alone, strict=True):
+        assert list(x.upos) == list(y.upos) and list(x.lemmas) == list(y.lemmas)
+        assert np.array_equal(x.heads, y.heads) and list(x.rels) == list(y.rels)
+        assert rx.iterations == ry.iterations
+
+
+@needs_encoder
 def test_sentence_similarity_sanity():
     """Mean-pooled last-layer vectors: a paraphrase is closer than an unrelated sentence
     (fails for a forward pass with, e.g., transposed weights or a wrong attention mask)."""
@@ -378,11 +444,15 @@ def test_shipped_model_classes_of_1000_dev_words_are_unchanged(corpora_dir):
     cc = ContextClasses.from_json(ctx)
     assert cc.layer == want["layer"]
     dev = {s.sent_id: s for s in read_conllu(corpora_dir / "en_ewt" / "en_ewt-ud-dev.conllu")}
-    words = changed = 0
-    for sent_id, keep, codes in want["sentences"]:
+    # one sentence at a time, and all in batches (as Parser.parse does)
+    batched = batch_word_vectors(cc.layer, [dev[i].forms[1:] for i, _, _ in want["sentences"]])
+    words = changed = changed_batched = 0
+    for (sent_id, keep, codes), vectors in zip(want["sentences"], batched, strict=True):
         got = cc.codes(list(dev[sent_id].forms[1:]))[:keep]
         assert len(codes) == keep and len(got) == keep
         words += keep
         changed += int((got != np.asarray(codes)).sum())
+        changed_batched += int((cc.codes(vectors=vectors)[:keep] != np.asarray(codes)).sum())
     assert words == 1000
     assert changed == 0, f"{changed} of 1000 words changed class"
+    assert changed_batched == 0, f"{changed_batched} of 1000 words changed class (batched)"

@@ -24,7 +24,7 @@ import numpy as np
 
 from .context import ContextClasses
 from .ids import ROOT, SPECIALS, UNK, cluster_code
-from .minilm import layer_vectors, word_vectors
+from .minilm import iter_word_vectors, layer_vectors, word_vectors
 
 __all__ = ["AFFIX", "Encoded", "Vocab", "Vocabularies"]
 
@@ -179,6 +179,16 @@ class Vocabularies:
             feat_ptr[i + 1] = len(fl)
         return Encoded(form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr,
                        np.asarray(fl, dtype=np.int64), kept)
+
+    def iter_context_vectors(self, sentences):
+        """The ``vectors`` argument of :meth:`encode` for each of ``sentences``, in order:
+        their words' encoder vectors of the contextual classes' layer, computed lazily for
+        many sentences per forward pass (:func:`~depparse.encoding.minilm.iter_word_vectors`;
+        each sentence's vectors are bit for bit those it gets alone, so the classes are the
+        same); None for each sentence of a model without contextual classes."""
+        if self.context is None:
+            return (None for _ in sentences)
+        return iter_word_vectors(self.context.layer, (s.forms[1:] for s in sentences))
 
     def _vectors(self, forms, vectors):
         """``(kept, classes')``: the words' vectors of :attr:`vector_layer` and of the

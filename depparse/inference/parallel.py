@@ -72,10 +72,8 @@ def _work(task):
     if chunk is None:
         chunk = st["sentences"][start:stop]
     parser, kw = st["parser"], st["kw"]
-    out = []
-    for s in chunk:
-        parsed, r = parser.parse_one(s, **kw)
-        out.append((parsed.heads, parsed.rels, r))
+    # the chunk's encoder vectors in one batch (Parser.parse_many)
+    out = [(parsed.heads, parsed.rels, r) for parsed, r in parser.parse_many(chunk, **kw)]
     return start, out
 
 

@@ -211,17 +211,19 @@ class Parser:
 
     # -- full parsing (heads + labels) -------------------------------------------------------
     def parse_one(self, sentence, max_iter=None, single_root=None, time_limit=None,
-                  trace=False, tag_columns=()):
+                  trace=False, tag_columns=(), vectors=None):
         """Parse one sentence: returns ``(parsed_sentence, ParseResult)``.
 
         Only HEAD and DEPREL change, and the columns of ``tag_columns`` (any of ``"UPOS"``,
         ``"XPOS"``, ``"LEMMA"``, ``"FEATS"``), which the model's tagger predicts first;
-        DEPREL comes from the model's labeler (``_`` when the model has none).
+        DEPREL comes from the model's labeler (``_`` when the model has none).  ``vectors``:
+        the words' encoder vectors of the contextual classes' layer, when the caller has
+        them (:meth:`parse_many`); computed here otherwise.
         """
-        vectors = None
         if tag_columns:
-            vectors = self._shared_vectors(sentence)
-            sentence = self.tagger.retag([sentence], None if vectors is None else [vectors],
+            shared = self._shared_vectors(sentence, vectors)
+            vectors = shared if vectors is None else vectors
+            sentence = self.tagger.retag([sentence], None if shared is None else [shared],
                                          [TAG_COLUMNS[c] for c in tag_columns])[0]
         enc = self.model.vocab.encode(sentence, vectors)
         r = self.decode(enc, max_iter=max_iter, single_root=single_root, trace=trace,
@@ -231,6 +233,15 @@ class Parser:
         else:
             rels = [""] * (sentence.n + 1)
         return sentence.with_parse(r.heads, rels), r
+
+    def parse_many(self, sentences, **kw):
+        """:meth:`parse_one` of each sentence, in order (keywords: those of
+        :meth:`parse_one`), the encoder vectors of the contextual classes computed for many
+        sentences per forward pass (``Vocabularies.iter_context_vectors``: bit for bit the
+        vectors of one sentence at a time, in about a third of the time)."""
+        vectors = self.model.vocab.iter_context_vectors(sentences)
+        return [self.parse_one(s, vectors=v, **kw)
+                for s, v in zip(sentences, vectors, strict=True)]
 
     def parse(self, sentences, *, max_iter=None, single_root=None, time_limit=None, jobs=1,
               return_results=False, trace=None, retag=False):
@@ -272,7 +283,7 @@ class Parser:
         if jobs > 1 and len(sentences) > 1:
             out = parse_parallel(self, sentences, jobs, kw)
         else:
-            out = [self.parse_one(s, **kw) for s in sentences]
+            out = self.parse_many(sentences, **kw)
         return out if return_results else [p for p, _ in out]
 
     def tag(self, sentences, columns):
@@ -290,12 +301,13 @@ class Parser:
             return ()
         return tuple(TAG_COLUMNS) if retag else tuple(self.missing_columns(sentences))
 
-    def _shared_vectors(self, sentence):
+    def _shared_vectors(self, sentence, vectors=None):
         """The encoder vectors of a sentence when the tagger and the contextual classes use
-        the same layer (computed once for both), else None (each computes its own)."""
+        the same layer (computed once for both; ``vectors`` when given), else None (each
+        computes its own)."""
         ctx, enc = self.model.vocab.context, self.tagger.encoder
         if ctx is not None and enc is not None and int(enc["layer"]) == ctx.layer:
-            return word_vectors(ctx.layer, sentence.forms[1:])
+            return word_vectors(ctx.layer, sentence.forms[1:]) if vectors is None else vectors
         return None
 
     def missing_columns(self, sentences):

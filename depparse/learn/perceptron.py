@@ -32,7 +32,7 @@ from ..config import DecodeConfig, ModelConfig, TrainConfig
 from ..decode.automata import decode_z
 from ..decode.dual import dual_decompose
 from ..encoding.context import ContextClasses
-from ..encoding.minilm import word_vectors
+from ..encoding.minilm import batch_word_vectors
 from ..encoding.vocab import Vocabularies
 from ..errors import CheckpointError, TrainingDataError
 from ..evaluate import evaluate
@@ -356,7 +356,7 @@ def _tagging(train_sents, dev_sents, vectors, config, training):
     """
     layer = config.context_layer or None
     if layer and any(v is None for v in vectors):  # resumed: the classes exist already
-        vectors = [word_vectors(layer, s.forms[1:]) for s in train_sents]
+        vectors = batch_word_vectors(layer, [s.forms[1:] for s in train_sents])
     kw = {"encoder_layer": layer, "seed": training.seed}
     vec = vectors if layer else None
     t0 = time.perf_counter()
@@ -378,7 +378,7 @@ def _context_classes(vocab, sentences, config, seed):
     """Cluster the encoder vectors of the training words into the vocabulary's contextual
     classes (:mod:`depparse.encoding.context`); returns the per-sentence vectors."""
     t0 = time.perf_counter()
-    vectors = [word_vectors(config.context_layer, s.forms[1:]) for s in sentences]
+    vectors = batch_word_vectors(config.context_layer, [s.forms[1:] for s in sentences])
     vocab.context = ContextClasses.train(np.concatenate(vectors), config.context_layer,
                                          config.context_classes, config.context_coarse, seed)
     log.info("contextual classes (layer %d, %d / %d) in %.1f s", config.context_layer,
@@ -439,7 +439,8 @@ def prepare(train_sents, dev_sents, config=None, decoding=None, training=None, c
     data = list(zip(encoded, heads, train_keep, strict=True))
     dev = None
     if dev_sents:
-        denc = [vocab.encode(s) for s in dev_sents]
+        denc = [vocab.encode(s, v) for s, v in
+                zip(dev_sents, vocab.iter_context_vectors(dev_sents), strict=True)]
         dheads = [np.asarray(s.heads, dtype=np.int64) for s in dev_sents]
         dkeep = _keep_masks(parser, denc)
         dev = list(zip(denc, dheads, dkeep, strict=True))
