@@ -31,6 +31,7 @@ percentage of sentences of a parse report whose tree carries a certificate of op
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable, Mapping
 from os import PathLike
 from typing import Any
@@ -172,6 +173,30 @@ def _same_tokenization(g: Tokenized, s: Tokenized) -> bool:
             and g.w_start == s.w_start and g.w_multi == s.w_multi and g.w_lower == s.w_lower)
 
 
+def _missing_sentences(gold: list[Sentence], system: list[Sentence]) -> None:
+    """Raise a clear error when the system file is the gold file with whole sentences left
+    out (or added): which ones, by number, id and line."""
+    def text(s):
+        return "".join("".join(f.split()) for f in s.forms[1:])
+
+    g, s = [text(x) for x in gold], [text(x) for x in system]
+    ops = difflib.SequenceMatcher(None, g, s, autojunk=False).get_opcodes()
+    changes = [op for op in ops if op[0] != "equal"]
+    if not changes or len({op[0] for op in changes}) > 1 or changes[0][0] == "replace":
+        return  # not only sentences left out, or only added: the texts' difference is named
+    tag, i1, _, j1, _ = changes[0]
+    if tag == "delete":
+        x, what = gold[i1], f"lacks gold sentence {i1 + 1}"
+    else:
+        x, what = system[j1], f"has an extra sentence (its sentence {j1 + 1})"
+    sid = f", sent_id {x.sent_id}" if x.sent_id else ""
+    more = sum(max(b - a, d - c) for _, a, b, c, d in changes) - 1
+    raise EvaluationError(
+        f"{_gold_system_names(gold, system)}: the system file {what} ({x.source}:{x.line_no}"
+        f"{sid}){f' and differs in {more} more' if more else ''}; evaluation needs the same "
+        "sentences in both files")
+
+
 def evaluate(gold_sentences: Iterable[Sentence], system_sentences: Iterable[Sentence]) -> Scores:
     """Score a system file against a gold file (all CoNLL 2018 metrics).
 
@@ -212,6 +237,7 @@ def evaluate(gold_sentences: Iterable[Sentence], system_sentences: Iterable[Sent
     if diff is not None:
         if len(gold) == len(system) and all(a.n == b.n for a, b in zip(gold, system, strict=True)):
             check_tokenization(gold, system)
+        _missing_sentences(gold, system)
         raise EvaluationError(
             f"the texts of {_gold_system_names(gold, system)} differ {diff}; evaluation aligns "
             "system words to gold words through the text, so the system file must hold the "
