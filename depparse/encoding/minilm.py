@@ -348,8 +348,10 @@ class MiniLM:
         --check`` on every en_ewt dev and test sentence).  That needs a BLAS whose rows of a
         matrix product do not depend on the number of rows: OpenBLAS's ``sgemm`` (0.3.31,
         SkylakeX kernels) is; a matrix-vector product (one row) is not, but a window has at
-        least 3 rows.  Batching is what makes the encoder fast: on en_ewt test, 2.8 times
-        the words/s of one sentence at a time (``benchmarks/encoder_speed.py``).
+        least 3 rows.  Batching is what makes the encoder fast: on en_ewt test, 2.7 times
+        the words per CPU second of one sentence at a time (5,197 against 1,905;
+        ``benchmarks/encoder_speed.py``, one BLAS thread: two were 2.8 times slower on the
+        busy 2-core machine).
         """
         layers = tuple(layers)
         if any(not 1 <= k <= self.layers for k in layers):
