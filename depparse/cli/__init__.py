@@ -124,9 +124,10 @@ def training_summary(info) -> str:
     f = info.get("final_dev")
     if f:
         las = "" if f.get("las") is None else f", LAS {f['las']:.2f}"
+        proved = f" (proved optimal {f['proved']:.1f}%)" if "proved" in f else ""
         lines.append(f"final model on dev (as 'depparse parse' decodes, at most "
                      f"{f['max_iter']:,} iterations): UAS {f['uas']:.2f}{las}, certified "
-                     f"{f['cert']:.1f}%")
+                     f"{f['cert']:.1f}%{proved}")
     lines.append(f"total {info.get('total_seconds', 0):.0f} s (arc pruner "
                  f"{info.get('pruner_seconds', 0):.0f} s, labeler "
                  f"{info.get('labeler_seconds', 0):.0f} s)")
