@@ -11,8 +11,9 @@ al. 2014 train their tensor with passive-aggressive steps too, one factor at a t
 
 Averaging is lazy, as for the sparse weights (Daume III 2006): ``acc`` receives
 ``c * tau * g``, and ``theta - acc / c`` is the average of the parameters after each example.
-The tensor's factors start from a seeded random ``U``, ``V`` (standard normal) and ``W = 0``
-(at ``U = V = 0`` the gradient would vanish); everything else starts at zero.
+The tensor's factors start from a seeded random ``U``, ``V`` (normal, scaled as
+:meth:`DenseLearner.start` says) and ``W = 0`` (at ``U = V = 0`` the gradient would vanish);
+everything else starts at zero.
 """
 
 from __future__ import annotations
@@ -54,10 +55,16 @@ class DenseLearner:
         layout = DenseLayout(dim, config.dense_rank)
         theta = np.zeros(layout.size)
         if layout.rank:
+            # U, V ~ N(0, sd^2) with sd^2 = 1 / (s sqrt(R)): then the gradient of W at the
+            # start, (U z_h) * (V z_m), has about the squared norm s^2 of each linear
+            # section's, so the tensor neither swamps the PA step (with sd = 1 and s = 3 it
+            # did: en_ewt dev 83.49 after 4 epochs of the 4,000-sentence screening, against
+            # 88.06 without it) nor starts too small to learn
+            sd = (config.dense_scale * np.sqrt(layout.rank)) ** -0.5
             rng = np.random.default_rng([seed, 7331])
             sec = layout.split(theta)
-            sec["U"][:] = rng.standard_normal(sec["U"].shape)
-            sec["V"][:] = rng.standard_normal(sec["V"].shape)
+            sec["U"][:] = sd * rng.standard_normal(sec["U"].shape)
+            sec["V"][:] = sd * rng.standard_normal(sec["V"].shape)
         return cls(DenseArcs(config.dense_layer, mean, std, config.dense_scale, layout, theta))
 
     # -- one update ------------------------------------------------------------------------
