@@ -140,8 +140,8 @@ class ModelConfig(_Config):
     feature_set: int = setting(0, "feature templates (0: the current set)", lo=0, cli=())
     labeler_kind: str = setting("", "labeler templates ('': the current kind)", cli=())
     storage: str = setting("float16", "dtype of the weights in the file (int8: 8-bit "
-                           "square-root companding, depparse.model)",
-                           choices=("float16", "float32", "int8"), cli=())
+                           "square-root companding, half the size, depparse.model)",
+                           choices=("float16", "float32", "int8"))
 
     def __post_init__(self):
         super().__post_init__()

@@ -143,9 +143,10 @@ def build_parser():
                    help="with --scheduler: data shards (default: one per worker)")
     _add_common(t)
 
-    p = _sub(sub, "parse", "parse CoNLL-U files",
-             "Parse CoNLL-U files: HEAD and DEPREL are filled in, every other byte is kept.  "
-             "A one-line summary goes to stderr.")
+    p = _sub(sub, "parse", "parse CoNLL-U files or plain text",
+             "Parse CoNLL-U files (or plain text, --input text): HEAD and DEPREL are filled "
+             "in; LEMMA, UPOS, XPOS and FEATS too where a file has '_' in that column on "
+             "every word; every other byte is kept.  A one-line summary goes to stderr.")
     p.add_argument("inputs", nargs="+", metavar="INPUT",
                    help="CoNLL-U files, or plain-text files with --input text ('-' = stdin)")
     p.add_argument("--input", choices=("conllu", "text"), default="conllu",
