@@ -99,7 +99,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
 
-    from real_input import METRICS, settings, values
+    from real_input import METRICS, settings, values, warm_up
 
     from depparse.api import train
     from depparse.conllu import read_conllu
@@ -121,7 +121,7 @@ def main(argv=None):
     m = Model.load(out)  # evaluate exactly what is shipped
     p = Parser(m, path=out)
     te = read_conllu(treebank_file("en_ewt", "test"))
-    p.parse(te[:10])  # warm-up
+    warm_up(p, te)
     res = p.parse(te, return_results=True, trace=False)
     scores = settings(p, te)
     sc = scores["gold tokenization + gold tags"][0]

@@ -80,6 +80,39 @@ def settings(parser, gold):
     return {k: (sc, words / dt) for k, (sc, dt) in out.items()}
 
 
+def warm_up(parser, gold):
+    """Run every path of :func:`settings` once on a few sentences, so that no timing includes
+    loading the compiled kernels of the tagger or the tokenizer."""
+    from depparse.conllu import read_conllu
+    from depparse.learn.tokenizer import treebank_text
+
+    few = gold[:10]
+    parser.parse(few)
+    parser.parse(read_conllu(io.BytesIO(blank_tags(few).encode("utf-8"))))
+    if parser.tokenizer is not None:
+        parser.parse(parser.read_text(treebank_text(few), source="<warm-up>"))
+
+
+def speed(parser, gold, rounds=3):
+    """Words/s of parsing the gold sentences with their tags and with the tags blanked (the
+    tagger predicts them), back to back in each round after a warm-up of both paths (the
+    tagger's kernels compile on first use); returns [(tagged, untagged), ...] per round."""
+    from depparse.conllu import read_conllu
+
+    blank = read_conllu(io.BytesIO(blank_tags(gold).encode("utf-8")))
+    warm_up(parser, gold)
+    words = sum(s.n for s in gold)
+    out = []
+    for _ in range(rounds):
+        pair = []
+        for sents in (gold, blank):
+            t0 = time.perf_counter()
+            parser.parse(sents)
+            pair.append(words / (time.perf_counter() - t0))
+        out.append(tuple(pair))
+    return out
+
+
 def table(rows):
     lines = ["| system | setting | " + " | ".join(METRICS) + " | words/s |",
              "|---|---|" + "---|" * (len(METRICS) + 1)]
@@ -105,6 +138,9 @@ def main(argv=None):
     ap.add_argument("--model", default=None, help="model (default: the shipped English one)")
     ap.add_argument("--six", action="store_true",
                     help="also the six shared treebanks, gold tokenization (trains 6 models)")
+    ap.add_argument("--speed", type=int, metavar="ROUNDS", default=0,
+                    help="only: words/s of en_ewt test tagged vs untagged, ROUNDS rounds back "
+                         "to back after a warm-up of both paths")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
     import depparse
@@ -116,7 +152,12 @@ def main(argv=None):
         return 2
     parser = depparse.load(args.model)
     gold = read_conllu(treebank_file("en_ewt", "test"))
-    parser.parse(gold[:10])  # warm-up
+    if args.speed:
+        for i, (tagged, untagged) in enumerate(speed(parser, gold, args.speed), 1):
+            print(f"round {i}: tagged {tagged:,.0f} words/s, untagged (tags predicted) "
+                  f"{untagged:,.0f} words/s: {100 * untagged / tagged:.1f}%", flush=True)
+        return 0
+    warm_up(parser, gold)
     rows = []
     for setting, (sc, wps) in settings(parser, gold).items():
         rows.append(("depparse", setting, values(sc, setting), f"{wps:,.0f}"))
@@ -147,6 +188,7 @@ def main(argv=None):
             te = read_conllu(treebank_file(code, "test"))
             m = depparse.train(tr, dev, model="gs", progress=False, tokenizer=False)
             p = depparse.Parser(m)
+            warm_up(p, te)
             res = settings(p, te)
             for setting in ("gold tokenization + gold tags", "gold tokenization"):
                 sc, wps = res[setting]

@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import copy
 import json
+from pathlib import Path
 
 import pytest
 from fixtures_models import run_cli, syn  # noqa: F401
 from test_report import example_report
 
+from depparse.conllu import read_conllu
 from depparse.errors import ReportError
 from depparse.report import summarize_report, validate_report
 from depparse.report.schema import PROOF_KINDS, VERSION
+
+REPO = Path(__file__).resolve().parent.parent
 
 
 def v3_report(**kw) -> dict:
@@ -127,11 +131,25 @@ def test_parse_report_has_proofs_end_to_end(syn, tmp_path):  # noqa: F811
     assert summ["proved"] == summ["certified"] == rep["summary"]["proved"]
 
 
+def _joined_sentence(path, sent_id="joined"):
+    """CoNLL-U text of one sentence made of all the words of the file at ``path`` (no heads):
+    a long run-on sentence, which dual decomposition does not certify within a few dozen
+    iterations whatever the model."""
+    words = [w for s in read_conllu(path) for w in s.forms[1:]]
+    rows = [f"{i}\t{w}\t_\t_\t_\t_\t_\t_\t_\t_" for i, w in enumerate(words, 1)]
+    return f"# sent_id = {sent_id}\n# text = {' '.join(words)}\n" + "\n".join(rows) + "\n\n"
+
+
 def test_time_limit_gives_unproved_trees_end_to_end(syn, tmp_path):  # noqa: F811
     # a limit that strikes after the first chunk of iterations: what is not certified by then
-    # is returned unproved, and says so
+    # is returned unproved, and says so.  Besides the synthetic test sentences (which a good
+    # model may certify within the first chunk) the input has a run-on sentence of the 71
+    # words of the demo sample, single root, which the first chunk does not certify
     rep_path = tmp_path / "r.json"
-    rc, out, err = run_cli(["parse", syn.test, "-o", tmp_path / "o.conllu", "--time-limit",
+    inp = tmp_path / "in.conllu"
+    inp.write_text(syn.test.read_text(encoding="utf-8")
+                   + _joined_sentence(REPO / "corpora" / "sample.conllu"), encoding="utf-8")
+    rc, out, err = run_cli(["parse", inp, "-o", tmp_path / "o.conllu", "--time-limit",
                             "1e-9", "--report", rep_path, "--jobs", "1"])
     assert rc == 0, err
     rep = json.loads(rep_path.read_text())
