@@ -11,9 +11,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 
 
-def corpus(split):
+def corpus(split, code="en_ewt"):
     root = Path(os.environ.get("DEPPARSE_CORPORA", REPO.parent / "shared" / "corpora"))
-    return str(root / "en_ewt" / f"en_ewt-ud-{split}.conllu")
+    return str(root / code / f"{code}-ud-{split}.conllu")
 
 
 def parser(doc):

@@ -2,7 +2,10 @@
 train, with the shipped recipe's contextual classes (layer 3), and report dev UAS per epoch.
 
     python benchmarks/experiments/dense_variant.py OUT.json EPOCHS [--slice N] [--save M.npz]
-        [field=value ...]
+        [--treebank CODE] [field=value ...]
+
+``--treebank`` trains on another shared treebank's train file (dev: its dev file);
+``context_layer=0`` turns the contextual classes off.
 
 ``field=value`` are settings of ``depparse.train`` (``dense_layer=3``, ``dense_rank=16``,
 ``dense_scale=2`` ...); ``--slice N`` trains on the first N training sentences only (the
@@ -22,6 +25,7 @@ ap.add_argument("epochs", type=int)
 ap.add_argument("config", nargs="*")
 ap.add_argument("--slice", type=int, default=0, help="first N training sentences (0: all)")
 ap.add_argument("--save", help="also write the model here")
+ap.add_argument("--treebank", default="en_ewt", help="shared treebank code (default en_ewt)")
 args = ap.parse_intermixed_args()
 use_code(args)
 import depparse  # noqa: E402
@@ -41,17 +45,19 @@ for item in args.config:
 # the parser alone: no tagger either, where this depparse trains one by default
 if "tagger" in {f.name for f in dataclasses.fields(depparse.config.TrainConfig)}:
     kw.setdefault("tagger", False)
-train = depparse.read_conllu(corpus("train"))
+kw.setdefault("context_layer", 3)
+train = depparse.read_conllu(corpus("train", args.treebank))
 if args.slice:
     train = train[:args.slice]
 t0 = time.perf_counter()
-m = depparse.train(train, corpus("dev"), model="gs", context_layer=3, epochs=args.epochs,
+m = depparse.train(train, corpus("dev", args.treebank), model="gs", epochs=args.epochs,
                    labeler_epochs=0, tokenizer=False, progress=False, **kw)
 seconds = time.perf_counter() - t0
 if args.save:
     m.save(args.save)
 epochs = [h for h in m.info["history"] if "epoch" in h]
-out = {"settings": kw, "slice": args.slice, "epochs": args.epochs, "seconds": seconds,
+out = {"treebank": args.treebank, "settings": kw, "slice": args.slice, "epochs": args.epochs,
+       "seconds": seconds,
        "dev_uas": [round(h["dev_uas"], 2) for h in epochs],
        "train_seconds": [round(h["train_seconds"], 1) for h in epochs],
        "final_dev": m.info.get("final_dev"), "history": m.info["history"]}
