@@ -139,9 +139,9 @@ class ModelConfig(_Config):
     # were recorded used feature set 1 and the per-arc labeler
     feature_set: int = setting(0, "feature templates (0: the current set)", lo=0, cli=())
     labeler_kind: str = setting("", "labeler templates ('': the current kind)", cli=())
-    storage: str = setting("float16", "dtype of the weights in the file (int8: 8-bit "
-                           "square-root companding, half the size, depparse.model)",
-                           choices=("float16", "float32", "int8"))
+    storage: str = setting("int8", "dtype of the weights in the file (int8: 8-bit "
+                           "square-root companding, half the size of float16 and measured "
+                           "lossless; depparse.model)", choices=("float16", "float32", "int8"))
 
     def __post_init__(self):
         super().__post_init__()
@@ -157,7 +157,9 @@ class ModelConfig(_Config):
 
     @classmethod
     def from_dict(cls, d: dict) -> ModelConfig:
-        return super().from_dict({"feature_set": 1, "labeler_kind": "arc", **d})
+        # files written before these were recorded: feature set 1, per-arc labeler, float16
+        return super().from_dict({"feature_set": 1, "labeler_kind": "arc", "storage": "float16",
+                                  **d})
 
 
 @dataclass

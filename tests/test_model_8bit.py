@@ -29,6 +29,8 @@ def test_int8_model_file(tmp_path):
     tr = synthetic.sentences(60, seed=9)
     m = train(tr, None, model="gs", bits=14, pruner_bits=12, labeler_bits=12, epochs=2, seed=0,
               progress=False, pruner_folds=2, tokenizer=False)
+    assert m.config.storage == "int8"  # the default
+    m.config.storage = "float16"
     m.save(tmp_path / "f16.npz")
     m.config.storage = "int8"
     m.save(tmp_path / "q8.npz")

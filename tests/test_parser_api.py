@@ -168,7 +168,7 @@ def test_sparse_weight_storage_round_trip(tmp_path):
     idx = rng.choice(w.size, 900, replace=False)
     w[idx] = rng.normal(size=900) * 10 ** rng.uniform(-3, 3, size=900)
     dense = rng.normal(size=1 << 10)
-    m = Model(ModelConfig(bits=14, pruner_bits=10), Vocabularies(), w,
+    m = Model(ModelConfig(bits=14, pruner_bits=10, storage="float16"), Vocabularies(), w,
               pruner=dense, labeler=None)
     path = tmp_path / "m.npz"
     m.save(path)
