@@ -124,6 +124,7 @@ def test_parse_accepts_a_file_without_sentences(syn, tmp_path, text):  # noqa: F
     assert rc == 0, err
     assert out.read_bytes() == b""
     assert "parsed 0 sentences, 0 words" in err
+    assert err.rstrip().endswith("proved optimal 0/0"), err  # no empty list of proof kinds
     rc, stdout, err = run_cli(["parse", src, "--model", syn.model])
     assert rc == 0 and stdout == b"", err
 

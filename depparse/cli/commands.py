@@ -228,7 +228,9 @@ def _proved(results):
     ok = n - count[None]
     kinds = ", ".join(f"{k or 'not proved'} {count[k]} in {secs[k]:.1f} s"
                       for k in ("dual", "branch-and-bound", "exact", None) if count[k])
-    return f"proved optimal {ok}/{n} ({100.0 * ok / max(1, n):.1f}%: {kinds})"
+    if not n:
+        return "proved optimal 0/0"
+    return f"proved optimal {ok}/{n} ({100.0 * ok / n:.1f}%: {kinds})"
 
 
 def cmd_evaluate(args):
