@@ -79,6 +79,26 @@ def _better(t1, w1, t2, w2):
     return t1 > t2 or (t1 == t2 and w1 > w2)
 
 
+@nb.njit(cache=True, inline="always")
+def _tier(tin, N, single_root, y, x):
+    """Tier of the arc ``x -> y`` (see :func:`_cle_ws`): implicit between input nodes."""
+    if y < N and x < N:
+        return -1 if (single_root and x == 0) else 0
+    return tin[y, x]
+
+
+@nb.njit(cache=True, inline="always")
+def _orig_head(oh, N, y, x):
+    """Head of the input arc that ``x -> y`` stands for: ``x`` itself between input nodes."""
+    return x if (y < N and x < N) else oh[y, x]
+
+
+@nb.njit(cache=True, inline="always")
+def _orig_mod(om, N, y, x):
+    """Modifier of the input arc that ``x -> y`` stands for: ``y`` between input nodes."""
+    return y if (y < N and x < N) else om[y, x]
+
+
 @nb.njit(cache=True)
 def _cle_workspace(N):
     """Work arrays for :func:`_cle_ws` on graphs of up to ``N`` nodes (reusable)."""
@@ -162,17 +182,14 @@ def _cle_ws(scores, single_root, heads, inn, tin, oh, om):
     factor = _rescale(scores)
     M = 2 * N  # ids of contracted nodes are N, N+1, ... ; at most N-1 contractions
     # inn[y, x], tin[y, x]: weight (tier, score) of the arc x -> y between current nodes;
-    # in-arcs of y are contiguous.  oh/om: the input arc (oh -> om) it stands for.  Only
-    # rows/columns of nodes that exist are ever read; rows of contracted nodes are reset
-    # when they are created.
+    # in-arcs of y are contiguous.  oh/om: the input arc (oh -> om) it stands for.  Between
+    # two input nodes (x, y < N) tin, oh and om are implicit (_tier, _orig_head, _orig_mod:
+    # tier -1 for root arcs under single_root, else 0; the arc itself) and never stored.
+    # Only rows/columns of nodes that exist are ever read; the row and column of a contracted
+    # node are reset for the living nodes when it is created.
     for y in range(1, N):
         for x in range(N):
             inn[y, x] = scores[x, y] * factor if x != y else NEG_INF
-            tin[y, x] = 0
-            oh[y, x] = x
-            om[y, x] = y
-        if single_root:
-            tin[y, 0] = -1
     alive = np.zeros(M, dtype=np.bool_)
     alive[:N] = True
     parent = np.full(M, -1, dtype=np.int64)  # contraction forest
@@ -184,17 +201,20 @@ def _cle_ws(scores, single_root, heads, inn, tin, oh, om):
     for y in range(1, N):
         b = -1
         for x in range(N):
-            if b < 0 or _better(tin[y, x], inn[y, x], bestt[y], bests[y]):
+            t = _tier(tin, N, single_root, y, x)
+            if b < 0 or _better(t, inn[y, x], bestt[y], bests[y]):
                 if inn[y, x] != NEG_INF:
                     b = x
                     bests[y] = inn[y, x]
-                    bestt[y] = tin[y, x]
+                    bestt[y] = t
         if b < 0:
             return NO_TREE
         best[y] = b
 
     mark = np.zeros(M, dtype=np.int64)  # 0 unvisited, >0 id of the walk that visited
     cyc = np.empty(M, dtype=np.int64)
+    live = np.arange(M)  # live[:n_live]: the living nodes, in increasing order
+    n_live = N
     while True:
         # --- find a cycle among the best incoming arcs (the root has none) ---
         mark[:n_nodes] = 0
@@ -222,17 +242,23 @@ def _cle_ws(scores, single_root, heads, inn, tin, oh, om):
         # --- contract the cycle into a fresh node r ---
         r = n_nodes
         n_nodes += 1
-        alive[r] = True
-        for x in range(n_nodes):
-            inn[r, x] = NEG_INF
-            inn[x, r] = NEG_INF
         for k in range(clen):
             v = cyc[k]
             alive[v] = False
             parent[v] = r
-        for x in range(n_nodes - 1):
-            if not alive[x]:
-                continue
+        j = 0
+        for i in range(n_live):
+            x = live[i]
+            if alive[x]:
+                live[j] = x
+                j += 1
+                inn[r, x] = NEG_INF
+                inn[x, r] = NEG_INF
+        n_live = j
+        alive[r] = True
+        inn[r, r] = NEG_INF
+        for i in range(n_live):
+            x = live[i]
             # arcs x -> r: enter the cycle at the member where it costs least
             bi = NEG_INF
             bt = 0
@@ -242,7 +268,7 @@ def _cle_ws(scores, single_root, heads, inn, tin, oh, om):
                 w = inn[v, x]
                 if w != NEG_INF:
                     w = w - bests[v]
-                    t = tin[v, x] - bestt[v]
+                    t = _tier(tin, N, single_root, v, x) - bestt[v]
                     if _better(t, w, bt, bi):
                         bi = w
                         bt = t
@@ -250,8 +276,8 @@ def _cle_ws(scores, single_root, heads, inn, tin, oh, om):
             if bv >= 0:
                 inn[r, x] = bi
                 tin[r, x] = bt
-                oh[r, x] = oh[bv, x]
-                om[r, x] = om[bv, x]
+                oh[r, x] = _orig_head(oh, N, bv, x)
+                om[r, x] = _orig_mod(om, N, bv, x)
             # arcs r -> x: leave the cycle from its best member
             if x != 0:
                 bo = NEG_INF
@@ -259,19 +285,21 @@ def _cle_ws(scores, single_root, heads, inn, tin, oh, om):
                 bu = -1
                 for k in range(clen):
                     u = cyc[k]
-                    if _better(tin[x, u], inn[x, u], bt, bo):
+                    t = _tier(tin, N, single_root, x, u)
+                    if _better(t, inn[x, u], bt, bo):
                         bo = inn[x, u]
-                        bt = tin[x, u]
+                        bt = t
                         bu = u
                 if bu >= 0:
                     inn[x, r] = bo
                     tin[x, r] = bt
-                    oh[x, r] = oh[x, bu]
-                    om[x, r] = om[x, bu]
+                    oh[x, r] = _orig_head(oh, N, x, bu)
+                    om[x, r] = _orig_mod(om, N, x, bu)
         # best incoming arc of r
         b = -1
-        for x in range(n_nodes - 1):
-            if alive[x] and inn[r, x] != NEG_INF:
+        for i in range(n_live):
+            x = live[i]
+            if inn[r, x] != NEG_INF:
                 if b < 0 or _better(tin[r, x], inn[r, x], bestt[r], bests[r]):
                     b = x
                     bests[r] = inn[r, x]
@@ -281,9 +309,12 @@ def _cle_ws(scores, single_root, heads, inn, tin, oh, om):
         best[r] = b
         # nodes whose best in-arc came from the cycle now take it from r, with the same
         # weight (inn[x, r] is the max over the members)
-        for x in range(1, n_nodes - 1):
-            if alive[x] and best[x] > 0 and not alive[best[x]]:
+        for i in range(n_live):
+            x = live[i]
+            if x > 0 and best[x] > 0 and not alive[best[x]]:
                 best[x] = r
+        live[n_live] = r
+        n_live += 1
 
     # --- expansion: top-down through the contraction forest ---
     # enter[v]: the input-graph modifier through which node v is entered
@@ -292,8 +323,8 @@ def _cle_ws(scores, single_root, heads, inn, tin, oh, om):
     for y in range(1, n_nodes):
         if alive[y]:
             b = best[y]
-            heads[om[y, b]] = oh[y, b]
-            enter[y] = om[y, b]
+            heads[_orig_mod(om, N, y, b)] = _orig_head(oh, N, y, b)
+            enter[y] = _orig_mod(om, N, y, b)
             if b == 0:
                 nroot += 1
     if single_root and nroot != 1:
@@ -308,8 +339,8 @@ def _cle_ws(scores, single_root, heads, inn, tin, oh, om):
         for x in range(n_nodes - 1):
             if parent[x] == r and x != v:
                 b = best[x]
-                heads[om[x, b]] = oh[x, b]
-                enter[x] = om[x, b]
+                heads[_orig_mod(om, N, x, b)] = _orig_head(oh, N, x, b)
+                enter[x] = _orig_mod(om, N, x, b)
     return OK
 
 
