@@ -111,6 +111,7 @@ def test_parse_report_has_proofs_end_to_end(syn, tmp_path):  # noqa: F811
     assert rc == 0, err
     rep = json.loads(rep_path.read_text())
     validate_report(rep)
+    assert rep["decoding"] == {"solver": "subgradient", "proof": True, "budget": 1}
     sents = rep["sentences"]
     assert all(s["optimal"] for s in sents) and rep["summary"]["proved"] == len(sents)
     kinds = {s["proof"] for s in sents}

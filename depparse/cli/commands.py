@@ -259,22 +259,36 @@ def cmd_evaluate(args):
         print(f"{'certified':<15} {rate:6.2f}  (% of sentences with a certificate)")
 
 
+def _read_json(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such file") from None
+    except UnicodeDecodeError as e:
+        raise UsageError(f"{path}: not valid JSON ({e.reason})") from None
+    except json.JSONDecodeError as e:
+        raise UsageError(f"{path}:{e.lineno}: not valid JSON ({e.msg})") from None
+
+
 def cmd_report(args):
     from ..errors import ReportError
-    from ..report import write_report
+    from ..report import validate_report, write_report
+    from ..report.compare import run_label
 
-    try:
-        with open(args.report, encoding="utf-8") as f:
-            rep = json.load(f)
-    except FileNotFoundError:
-        raise UsageError(f"{args.report}: no such file") from None
-    except UnicodeDecodeError as e:
-        raise UsageError(f"{args.report}: not valid JSON ({e.reason})") from None
-    except json.JSONDecodeError as e:
-        raise UsageError(f"{args.report}:{e.lineno}: not valid JSON ({e.msg})") from None
+    rep = _read_json(args.report)
+    others = []
+    for path in args.compare:
+        other = _read_json(path)
+        try:
+            validate_report(other)
+        except ReportError as e:
+            raise UsageError(f"{path}: {e}") from None
+        others.append((run_label(other, Path(path).name), other))
     out = args.output or (str(Path(args.report).with_suffix("")) + "_html")
     try:
-        index = write_report(rep, out)
+        index = write_report(rep, out, compare=others,
+                             label=run_label(rep, Path(args.report).name))
     except ReportError as e:
         raise UsageError(f"{args.report}: {e}") from None
     print(f"depparse: report written to {index}", file=sys.stderr)

@@ -97,6 +97,9 @@ EXAMPLES = {
     "report": """examples:
   depparse report run.json                       # writes run_html/index.html
   depparse report run.json -o report_folder/
+  depparse parse dev.conllu --no-proof --report sub.json -o /dev/null
+  depparse parse dev.conllu --no-proof --solver ad3 --report ad3.json -o /dev/null
+  depparse report sub.json --compare ad3.json       # the two solvers on one plot
 """,
 }
 
@@ -189,6 +192,10 @@ def build_parser():
              "Write an HTML page with figures, a Markdown summary and summary.json from a "
              "parse report ('depparse parse --report').")
     r.add_argument("report", metavar="REPORT.json", help="the parse report to render")
+    r.add_argument("--compare", nargs="+", default=[], metavar="OTHER.json",
+                   help="parse reports of other runs on the same input (e.g. --solver ad3 and "
+                        "subgradient, both with --no-proof): their certificates against the "
+                        "iteration cap on one plot with this run's (default: none)")
     r.add_argument("-o", "--output", "--out-dir", dest="output", metavar="FOLDER",
                    help="output folder (default: REPORT_html beside the report)")
     _add_common(r)

@@ -6,6 +6,9 @@ version 1; see :func:`validate_report`).  :func:`write_report` writes into one d
 ``cap_curve.png``
     Certificates, UAS and agreement with the final tree as a function of the iteration cap
     ``K`` (Koo et al. 2010, Fig. 4 and Sec. 7.5).
+``compare.png``
+    Only with ``compare``: certificates against ``K`` of this run and of the compared runs
+    (e.g. the solvers, :mod:`.compare`).
 ``recomputed.png``
     Average percentage of head automata re-decoded per iteration (lazy decoding; Koo et al.
     2010, Fig. 3 and Sec. 7.4), with the number of sentences still running.
@@ -28,7 +31,6 @@ Definitions of the numbers: :mod:`.stats`.
 from __future__ import annotations
 
 import html
-import io
 import json
 import os
 from collections.abc import Mapping, Sequence
@@ -39,6 +41,8 @@ from typing import Any
 import numpy as np
 
 from ..atomic import atomic_output
+from ..errors import ReportError
+from .compare import compare_runs, figure, plot_compare, png
 from .schema import ReportSentence, read_sentences
 from .stats import hardest, summarize
 
@@ -47,6 +51,7 @@ __all__ = ["FIGURES", "INTRO", "write_report"]
 #: Every figure file name this module may write, in page order.
 FIGURES = (
     "cap_curve.png",
+    "compare.png",
     "recomputed.png",
     "iterations_histogram.png",
     "uas_by_length.png",
@@ -54,25 +59,10 @@ FIGURES = (
 )
 
 
-def _figure(width: float = 7.0, height: float = 4.2, layout: str | None = "constrained") -> Any:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(width, height), dpi=100, layout=layout)
-    FigureCanvasAgg(fig)
-    return fig
-
-
-def _png(fig: Any) -> bytes:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", metadata={"Software": None})
-    return buf.getvalue()
-
-
 def _plot_cap_curve(summary: dict[str, Any]) -> bytes:
     curve = summary["cap_curve"]
     ks = [row["K"] for row in curve]
-    fig = _figure()
+    fig = figure()
     ax = fig.add_subplot()
     ax.plot(ks, [row["cert_pct"] for row in curve], "o-", label="% with a dual certificate")
     ax.plot(ks, [row["match_pct"] for row in curve], "s--",
@@ -85,7 +75,7 @@ def _plot_cap_curve(summary: dict[str, Any]) -> bytes:
     ax.set_title("Certificates and accuracy vs. the iteration cap (Koo et al. 2010, Fig. 4)")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(loc="lower right")
-    return _png(fig)
+    return png(fig)
 
 
 def _plot_recomputed(summary: dict[str, Any]) -> bytes:
@@ -93,7 +83,7 @@ def _plot_recomputed(summary: dict[str, Any]) -> bytes:
 
     rec = summary["recomputed"]
     its = rec["iterations"]
-    fig = _figure()
+    fig = figure()
     ax = fig.add_subplot()
     ax.plot(its, rec["mean_pct"], "-", color="C0", label="% head automata recomputed")
     ax.set_xlabel("iteration of dual decomposition")
@@ -113,7 +103,7 @@ def _plot_recomputed(summary: dict[str, Any]) -> bytes:
     ax2.yaxis.set_minor_formatter(NullFormatter())
     ax.set_title("Lazy decoding: head automata recomputed (Koo et al. 2010, Fig. 3)")
     ax.grid(True, alpha=0.3)
-    return _png(fig)
+    return png(fig)
 
 
 def _plot_histogram(summary: dict[str, Any]) -> bytes:
@@ -121,7 +111,7 @@ def _plot_histogram(summary: dict[str, Any]) -> bytes:
     labels = [r["bucket"] for r in rows]
     pcts = [r["pct"] or 0.0 for r in rows]
     colors = ["C3" if r["bucket"] == "not certified" else "C0" for r in rows]
-    fig = _figure()
+    fig = figure()
     ax = fig.add_subplot()
     bars = ax.bar(range(len(rows)), pcts, color=colors)
     for bar, r in zip(bars, rows, strict=True):
@@ -137,12 +127,12 @@ def _plot_histogram(summary: dict[str, Any]) -> bytes:
     ax.set_ylabel("% of sentences")
     ax.set_title("How many iterations the certificates took")
     ax.grid(True, axis="y", alpha=0.3)
-    return _png(fig)
+    return png(fig)
 
 
 def _plot_uas_by_length(summary: dict[str, Any]) -> bytes:
     rows = summary["uas_by_length"]
-    fig = _figure()
+    fig = figure()
     ax = fig.add_subplot()
     labeled = any(r.get("las") is not None for r in rows)
     width = 0.4 if labeled else 0.8
@@ -168,13 +158,13 @@ def _plot_uas_by_length(summary: dict[str, Any]) -> bytes:
     ax.set_title(("UAS and LAS" if labeled else "UAS") + " by sentence length "
                  "(punctuation included)")
     ax.grid(True, axis="y", alpha=0.3)
-    return _png(fig)
+    return png(fig)
 
 
 def _plot_traces(hardest: list[ReportSentence]) -> bytes:
     cols = 2 if len(hardest) > 1 else 1
     rows = (len(hardest) + 1) // 2
-    fig = _figure(5.0 * cols, 3.6 * rows, layout=None)  # fixed margins: much faster here
+    fig = figure(5.0 * cols, 3.6 * rows, layout=None)  # fixed margins: much faster here
     fig.subplots_adjust(left=0.1, right=0.97, bottom=0.1, top=0.86, wspace=0.3, hspace=0.6)
     for i, s in enumerate(hardest):
         ax = fig.add_subplot(rows, cols, i + 1)
@@ -205,7 +195,7 @@ def _plot_traces(hardest: list[ReportSentence]) -> bytes:
         ax.grid(True, which="both", alpha=0.3)
     fig.suptitle("The sentences that took longest: gap between the upper bound and the best "
                  "tree found so far (log scale)", fontsize=10)
-    return _png(fig)
+    return png(fig)
 
 
 def _image(figures, name: str) -> str | None:
@@ -236,6 +226,13 @@ class _Section:
     note: str | None
     header: Sequence[str]
     rows: list[Sequence[Any]]
+
+
+def _compare_rows(runs: Sequence[Mapping[str, Any]]) -> list[Sequence[Any]]:
+    """Rows K, % certified of each run ('–' past a run's own iteration cap)."""
+    by_k = [{r["K"]: r["cert_pct"] for r in run["cap_curve"]} for run in runs]
+    ks = sorted(set().union(*by_k))
+    return [(k, *(_f(c[k]) if k in c else "–" for c in by_k)) for k in ks]
 
 
 def _sections(summary: dict[str, Any], figures: set[str]) -> list[_Section]:
@@ -269,6 +266,21 @@ def _sections(summary: dict[str, Any], figures: set[str]) -> list[_Section]:
             ],
         )
     )
+
+    if summary.get("compare"):
+        runs = summary["compare"]
+        out.append(
+            _Section(
+                "Runs compared: certificates against the iteration cap",
+                _image(figures, "compare.png"),
+                "The percentage of sentences with a dual certificate by iteration K, for this "
+                "run and the runs given with --compare (parse the same input with "
+                "--no-proof, once per --solver or setting).",
+                None,
+                ("K", *(r["label"] for r in runs)),
+                _compare_rows(runs),
+            )
+        )
 
     out.append(
         _Section(
@@ -503,7 +515,9 @@ def _write_atomic(path: Path, data: bytes) -> None:
         f.write(data)
 
 
-def write_report(report: Mapping[str, Any], out_dir: str | os.PathLike[str]) -> Path:
+def write_report(report: Mapping[str, Any], out_dir: str | os.PathLike[str],
+                 compare: Sequence[tuple[str, Mapping[str, Any]]] = (),
+                 label: str = "this run") -> Path:
     """Write the HTML report, its PNG figures, ``report.md`` and ``summary.json``.
 
     Parameters
@@ -511,7 +525,11 @@ def write_report(report: Mapping[str, Any], out_dir: str | os.PathLike[str]) -> 
     report : dict
         A parse report (see :func:`validate_report`).
     out_dir : str or os.PathLike
-        Output directory, created (with parents) when missing.  Files of the same names are
+        Output directory, created (with parents) when missing.
+    compare : sequence of (label, report)
+        Other parse runs of the same input: their certificates against the iteration cap
+        are drawn beside this run's (``compare.png``, :mod:`.compare`), this run's curve
+        labelled ``label``.  Files of the same names are
         replaced; a figure of a previous report that this one does not draw (e.g.
         ``uas_by_length.png`` when there are no gold heads) is removed.
 
@@ -537,12 +555,19 @@ def write_report(report: Mapping[str, Any], out_dir: str | os.PathLike[str]) -> 
     """
     sents = read_sentences(report)
     summary = summarize(report, sents)
+    if compare:
+        summary["compare"] = compare_runs([(label, report), *compare])
+        if any(r["sentences"] != summary["sentences"] for r in summary["compare"]):
+            raise ReportError("the compared reports are not of the same input (their numbers "
+                              "of sentences differ)")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
 
     images: dict[str, bytes] = {}
     if sents:
         images["cap_curve.png"] = _plot_cap_curve(summary)
+        if compare:
+            images["compare.png"] = plot_compare(summary["compare"])
         if summary["recomputed"] is not None:
             images["recomputed.png"] = _plot_recomputed(summary)
         images["iterations_histogram.png"] = _plot_histogram(summary)

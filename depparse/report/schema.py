@@ -419,6 +419,7 @@ def build_report(parser, docs, results, seconds, max_iter=None, single_root=None
                   "context_layer": cfg.context_layer},
         "max_iter": int(dec.max_iter if max_iter is None else max_iter),
         "single_root": bool(dec.single_root if single_root is None else single_root),
+        "decoding": {"solver": dec.solver, "proof": bool(dec.proof), "budget": int(dec.budget)},
         "inputs": [f for f, _ in docs],
         "predicted_columns": predicted or {},
         "summary": {"sentences": len(sents), "words": words, "certified": cert,
