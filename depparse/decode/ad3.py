@@ -38,7 +38,7 @@ import time
 import numba as nb
 import numpy as np
 
-from .automata import _decode_head
+from .automata import _decode_head, _viterbi_workspace
 from .dual import GAP_TOL, DualResult, _primal_score
 from .eisner import _eisner
 from .mst import NO_TREE, OK, NoSpanningTreeError, _cle_workspace, _cle_ws
@@ -159,15 +159,7 @@ def _ad3_run(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, us
     bhat = np.empty(KMAX)
     aloc = np.empty(Vmax)
     qloc = np.empty(Vmax)
-    Wm = 1
-    for h in range(N):
-        for d in range(2):
-            if cand_len[h, d] + 1 > Wm:
-                Wm = cand_len[h, d] + 1
-    delta = np.empty(Wm)
-    back = np.empty(Wm, dtype=np.int64)
-    take = np.zeros((2, Wm), dtype=np.int64)
-    best_take = np.zeros((2, Wm), dtype=np.int64)
+    delta, back, take, best_take = _viterbi_workspace(cand_len)
     gpos = np.full((N, N), -1, dtype=np.int64)
     for h in range(N):
         for gi in range(gp_len[h]):

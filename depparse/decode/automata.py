@@ -214,6 +214,20 @@ def grandparent_head_automaton(h, arc, sibling, grand, grandsib, u=None, v=None,
     return _decode_one(pt, h, u, v, single_root)
 
 
+
+@nb.njit(cache=True)
+def _viterbi_workspace(cand_len):
+    """Work arrays of the head-automaton Viterbi (:func:`_decode_head`) for a part table whose
+    candidate lists have the lengths ``cand_len``: ``delta`` and ``back`` (a slot per
+    candidate and the start state) and the choices ``take`` / ``best_take`` of both sides."""
+    Wm = 1
+    for h in range(cand_len.shape[0]):
+        for d in range(2):
+            if cand_len[h, d] + 1 > Wm:
+                Wm = cand_len[h, d] + 1
+    return (np.empty(Wm), np.empty(Wm, dtype=np.int64), np.zeros((2, Wm), dtype=np.int64),
+            np.zeros((2, Wm), dtype=np.int64))
+
 @nb.njit(cache=True)
 def decode_z(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, single_root):
     """``argmax_{z in Z} f(z)``: every head automaton decoded on its own (Koo et al. Eq. 3).
@@ -228,15 +242,7 @@ def decode_z(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, si
         The grandparent chosen by each automaton (``-1`` for none).
     """
     N = arc.shape[0]
-    Wm = 1
-    for h in range(N):
-        for d in range(2):
-            if cand_len[h, d] + 1 > Wm:
-                Wm = cand_len[h, d] + 1
-    delta = np.empty(Wm)
-    back = np.empty(Wm, dtype=np.int64)
-    take = np.zeros((2, Wm), dtype=np.int64)
-    best_take = np.zeros((2, Wm), dtype=np.int64)
+    delta, back, take, best_take = _viterbi_workspace(cand_len)
     zero = np.zeros((N, N))
     mods = np.zeros((N, N), dtype=np.bool_)
     gpar = np.full(N, -1, dtype=np.int64)
