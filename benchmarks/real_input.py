@@ -47,8 +47,8 @@ SPACY = {"raw text": {"UPOS": 96.9, "XPOS": 96.4, "UFeats": 96.9, "Lemmas": 97.4
 
 
 def blank_tags(sentences):
-    """CoNLL-U text of the sentences with LEMMA, UPOS, XPOS and FEATS set to '_'."""
-    from depparse.conllu import write_conllu
+    """The sentences, read back from CoNLL-U with LEMMA, UPOS, XPOS and FEATS set to '_'."""
+    from depparse.conllu import read_conllu, write_conllu
 
     buf = io.BytesIO()
     write_conllu(sentences, buf)
@@ -58,12 +58,11 @@ def blank_tags(sentences):
         if len(cols) == 10 and cols[0].isdigit():
             cols[2:6] = ["_"] * 4
         out.append("\t".join(cols))
-    return "\n".join(out)
+    return read_conllu(io.BytesIO("\n".join(out).encode("utf-8")))
 
 
 def settings(parser, gold):
     """Scores of ``parser`` on the gold sentences in the three settings (with timings)."""
-    from depparse.conllu import read_conllu
     from depparse.evaluate import evaluate
     from depparse.learn.tokenizer import treebank_text
 
@@ -72,7 +71,7 @@ def settings(parser, gold):
     t0 = time.perf_counter()
     out["gold tokenization + gold tags"] = (evaluate(gold, parser.parse(gold)),
                                             time.perf_counter() - t0)
-    blank = read_conllu(io.BytesIO(blank_tags(gold).encode("utf-8")))
+    blank = blank_tags(gold)
     t0 = time.perf_counter()
     out["gold tokenization"] = (evaluate(gold, parser.parse(blank)), time.perf_counter() - t0)
     if parser.tokenizer is not None:
@@ -85,12 +84,11 @@ def settings(parser, gold):
 def warm_up(parser, gold):
     """Run every path of :func:`settings` once on a few sentences, so that no timing includes
     loading the compiled kernels of the tagger or the tokenizer."""
-    from depparse.conllu import read_conllu
     from depparse.learn.tokenizer import treebank_text
 
     few = gold[:10]
     parser.parse(few)
-    parser.parse(read_conllu(io.BytesIO(blank_tags(few).encode("utf-8"))))
+    parser.parse(blank_tags(few))
     if parser.tokenizer is not None:
         parser.parse(parser.read_text(treebank_text(few), source="<warm-up>"))
 
@@ -99,9 +97,8 @@ def speed(parser, gold, rounds=3):
     """Words/s of parsing the gold sentences with their tags and with the tags blanked (the
     tagger predicts them), back to back in each round after a warm-up of both paths (the
     tagger's kernels compile on first use); returns [(tagged, untagged), ...] per round."""
-    from depparse.conllu import read_conllu
 
-    blank = read_conllu(io.BytesIO(blank_tags(gold).encode("utf-8")))
+    blank = blank_tags(gold)
     warm_up(parser, gold)
     words = sum(s.n for s in gold)
     out = []

@@ -95,6 +95,18 @@ class ModelError(DepparseError):
     """A model file cannot be used (missing, corrupt, wrong format or version)."""
 
 
+def check_component(meta, fmt: str, version: int, what: str) -> None:
+    """Raise :class:`ModelError` unless ``meta`` describes a model component of format
+    ``fmt`` at ``version`` (the tagger, tokenizer and dense arc term check themselves so)."""
+    if not isinstance(meta, dict) or meta.get("format") != fmt:
+        raise ModelError(f"the model's {what} component is not a depparse {what}")
+    if meta.get("version") != version:
+        raise ModelError(f"the model's {what} component: format version "
+                         f"{meta.get('version')!r} is not supported (this depparse reads "
+                         f"version {version}); retrain the model, or use the depparse version "
+                         "that wrote it")
+
+
 class EncoderError(ModelError):
     """The transformer a model needs is not installed, or its files are not the expected."""
 

@@ -16,6 +16,22 @@ def corpus(split, code="en_ewt"):
     return str(root / code / f"{code}-ud-{split}.conllu")
 
 
+def settings(items):
+    """``["epochs=8", "dense_scale=3", "update=pa"]`` -> ``{"epochs": 8, "dense_scale": 3.0,
+    "update": "pa"}``: numbers where they parse as such, strings otherwise."""
+    kw = {}
+    for item in items:
+        k, v = item.split("=", 1)
+        for conv in (int, float):
+            try:
+                v = conv(v)
+                break
+            except ValueError:
+                pass
+        kw[k] = v
+    return kw
+
+
 def parser(doc):
     ap = argparse.ArgumentParser(description=doc)
     ap.add_argument("--code", default=str(REPO), help="checkout whose depparse is imported")

@@ -17,7 +17,7 @@ import json
 import logging
 import time
 
-from _common import corpus, parser, use_code
+from _common import corpus, parser, settings, use_code
 
 ap = parser(__doc__)
 ap.add_argument("out")
@@ -32,16 +32,7 @@ import depparse  # noqa: E402
 import depparse.config  # noqa: E402
 
 logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-kw = {}
-for item in args.config:
-    k, v = item.split("=", 1)
-    for conv in (int, float):
-        try:
-            v = conv(v)
-            break
-        except ValueError:
-            pass
-    kw[k] = v
+kw = settings(args.config)
 # the parser alone: no tagger either, where this depparse trains one by default
 if "tagger" in {f.name for f in dataclasses.fields(depparse.config.TrainConfig)}:
     kw.setdefault("tagger", False)

@@ -7,7 +7,7 @@
 """
 import logging
 
-from _common import corpus, parser, use_code
+from _common import corpus, parser, settings, use_code
 
 ap = parser(__doc__)
 ap.add_argument("out")
@@ -18,16 +18,7 @@ use_code(args)
 import depparse  # noqa: E402
 
 logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-kw = {}
-for item in args.config:
-    k, v = item.split("=", 1)
-    for conv in (int, float):
-        try:
-            v = conv(v)
-            break
-        except ValueError:
-            pass
-    kw[k] = v
+kw = settings(args.config)
 m = depparse.train(corpus("train"), corpus("dev"), model="gs", epochs=args.epochs,
                    labeler_epochs=0, progress=False, **kw)
 m.save(args.out)

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from ..errors import ModelError
+from ..errors import ModelError, check_component
 
 __all__ = ["BUCKETS", "DenseArcs", "DenseLayout", "FORMAT", "SECTIONS", "VERSION",
            "add_dense_scores", "arc_bucket", "dense_arc_gradient", "dense_arc_sum",
@@ -292,12 +292,7 @@ class DenseArcs:
     def from_component(cls, meta, arrays) -> DenseArcs:
         """Inverse of :meth:`to_component`; raises :class:`~depparse.errors.ModelError` for
         a component that is not a dense arc term of this format version."""
-        if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-            raise ModelError("the model's dense component is not a depparse dense arc term")
-        if meta.get("version") != VERSION:
-            raise ModelError(f"the model's dense arc term has format version "
-                             f"{meta.get('version')!r}; this depparse reads version {VERSION}: "
-                             "retrain the model or use the depparse version that wrote it")
+        check_component(meta, FORMAT, VERSION, "dense arc term")
         try:
             layout = DenseLayout(int(meta["dim"]), int(meta["rank"]), int(meta["buckets"]))
             if layout.buckets != BUCKETS:

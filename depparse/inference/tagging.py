@@ -35,7 +35,7 @@ import numpy as np
 from ..conllu import ROOT
 from ..decode.tags import best_each, viterbi
 from ..encoding.minilm import one_blas_thread, word_vectors
-from ..errors import ModelError
+from ..errors import ModelError, check_component
 from ..features.lemmas import ScriptIndex, from_key
 from ..features.tags import Lexicon, candidate_scores, lemma_bases, string_hash, tag_bases
 from ..model import Component
@@ -266,12 +266,7 @@ class Tagger:
             do not fit its description.
         """
         meta = c.meta
-        if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-            raise ModelError("the model's tagger component is not a depparse tagger")
-        if meta.get("version") != VERSION:
-            raise ModelError(f"the model's tagger has format version {meta.get('version')!r}; "
-                             f"this depparse reads version {VERSION}: retrain the tagger or "
-                             "use the depparse version that wrote it")
+        check_component(meta, FORMAT, VERSION, "tagger")
         try:
             a = c.arrays
             size = 1 << int(meta["bits"])

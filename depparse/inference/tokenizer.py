@@ -38,7 +38,7 @@ from typing import IO, Any, NamedTuple
 import numpy as np
 
 from ..conllu import Sentence, read_conllu
-from ..errors import ConlluError, ModelError
+from ..errors import ConlluError, ModelError, check_component
 from ..features.boundaries import decide as decide_gaps
 from ..features.boundaries import margin_buckets, token_table
 from ..features.chars import (
@@ -270,12 +270,7 @@ class Tokenizer:
             If the component is not a tokenizer of a version this code reads.
         """
         meta = component.meta
-        if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-            raise ModelError("the model's tokenizer component is not a depparse tokenizer")
-        if meta.get("version") != VERSION:
-            raise ModelError(f"tokenizer component version {meta.get('version')!r} is not "
-                             f"supported (this depparse reads version {VERSION}); retrain the "
-                             "model with this depparse")
+        check_component(meta, FORMAT, VERSION, "tokenizer")
         w = component.arrays.get("weights")
         if w is None:
             raise ModelError("the model's tokenizer component has no weights")

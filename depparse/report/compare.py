@@ -14,7 +14,7 @@ import io
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["compare_runs", "figure", "plot_compare", "png", "run_label"]
+__all__ = ["compare_runs", "figure", "plot_compare", "png", "run_curve", "run_label"]
 
 
 def figure(width: float = 7.0, height: float = 4.2, layout: str | None = "constrained") -> Any:
@@ -44,19 +44,21 @@ def run_label(report: Mapping[str, Any], fallback: str) -> str:
     return f"{dec['solver']}, {proofs} ({fallback})"
 
 
+def run_curve(label: str, summary: Mapping[str, Any]) -> dict[str, Any]:
+    """``{"label", "sentences", "words", "cap_curve"}`` of a run's summary
+    (:func:`~depparse.report.stats.summarize`): what the comparison shows of it."""
+    return {"label": label, "sentences": summary["sentences"], "words": summary["words"],
+            "cap_curve": [{"K": r["K"], "certified": r["certified"], "cert_pct": r["cert_pct"]}
+                          for r in summary["cap_curve"]]}
+
+
 def compare_runs(runs: Sequence[tuple[str, Mapping[str, Any]]]) -> list[dict[str, Any]]:
-    """``[{"label", "sentences", "words", "cap_curve"}, ...]`` of ``(label, report)`` pairs, in
-    order; raises :class:`~depparse.errors.ReportError` for an invalid report."""
+    """:func:`run_curve` of each ``(label, report)`` pair, in order; raises
+    :class:`~depparse.errors.ReportError` for an invalid report."""
     from .schema import read_sentences
     from .stats import summarize
 
-    out = []
-    for label, rep in runs:
-        summ = summarize(rep, read_sentences(rep))
-        out.append({"label": label, "sentences": summ["sentences"], "words": summ["words"],
-                    "cap_curve": [{"K": r["K"], "certified": r["certified"],
-                                   "cert_pct": r["cert_pct"]} for r in summ["cap_curve"]]})
-    return out
+    return [run_curve(label, summarize(rep, read_sentences(rep))) for label, rep in runs]
 
 
 def plot_compare(runs: Sequence[Mapping[str, Any]]) -> bytes:

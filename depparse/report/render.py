@@ -42,7 +42,7 @@ import numpy as np
 
 from ..atomic import atomic_output
 from ..errors import ReportError
-from .compare import compare_runs, figure, plot_compare, png
+from .compare import compare_runs, figure, plot_compare, png, run_curve
 from .schema import ReportSentence, read_sentences
 from .stats import hardest, summarize
 
@@ -556,7 +556,7 @@ def write_report(report: Mapping[str, Any], out_dir: str | os.PathLike[str],
     sents = read_sentences(report)
     summary = summarize(report, sents)
     if compare:
-        summary["compare"] = compare_runs([(label, report), *compare])
+        summary["compare"] = [run_curve(label, summary), *compare_runs(compare)]
         if any(r["sentences"] != summary["sentences"] for r in summary["compare"]):
             raise ReportError("the compared reports are not of the same input (their numbers "
                               "of sentences differ)")
