@@ -33,6 +33,7 @@ from depparse.decode import (
     score_tree,
     sibling_head_automaton,
 )
+from depparse.decode.mst import OK, _cle_sparse, in_arcs
 
 FAST = os.environ.get("DEPPARSE_FAST_TESTS", "") not in ("", "0")
 NEG_INF = -np.inf
@@ -46,6 +47,21 @@ DD_MAX_ITER = 200 if FAST else 5000
 def count(k: int) -> int:
     """Instance count ``k``, divided by 10 under ``DEPPARSE_FAST_TESTS``."""
     return max(1, k // 10) if FAST else k
+
+
+def sparse_cle(scores, single_root=False):
+    """The sparse Chu-Liu-Edmonds kernel (dual decomposition's) behind the public API's
+    contract: in-arc lists of the finite arcs, ``NoSpanningTreeError`` when there is no tree."""
+    s = np.ascontiguousarray(scores, dtype=np.float64)
+    heads = np.empty(s.shape[0], dtype=np.int64)
+    ptr, src = in_arcs(s)
+    if _cle_sparse(s, ptr, src, bool(single_root), heads) != OK:
+        raise NoSpanningTreeError("no tree")
+    return heads
+
+
+CLE_KERNELS = pytest.mark.parametrize("cle", [chu_liu_edmonds, sparse_cle],
+                                      ids=["dense", "sparse"])
 
 
 def close(a: float, b: float, tol: float = TOL) -> bool:
@@ -197,16 +213,18 @@ def check_arc_decoder(decode, scores, single_root, projective):
 
 @pytest.mark.parametrize("single_root", [False, True])
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 6])
-def test_cle_vs_brute_force(n, single_root):
+@CLE_KERNELS
+def test_cle_vs_brute_force(n, single_root, cle):
     rng = np.random.default_rng(100 * n + single_root)
     for i in range(count(150)):
         p_inf = (0.0, 0.3, 0.6)[i % 3]
-        check_arc_decoder(chu_liu_edmonds, rand_arc(rng, n, p_inf, integer=i % 2 == 1),
+        check_arc_decoder(cle, rand_arc(rng, n, p_inf, integer=i % 2 == 1),
                           single_root, False)
 
 
 @pytest.mark.parametrize("single_root", [False, True])
-def test_cle_no_tree_found_by_brute_force(single_root):
+@CLE_KERNELS
+def test_cle_no_tree_found_by_brute_force(single_root, cle):
     # enough -inf arcs that brute force often finds no tree; the decoder must raise then
     rng = np.random.default_rng(7 + single_root)
     none = 0
@@ -214,24 +232,26 @@ def test_cle_no_tree_found_by_brute_force(single_root):
         n = int(rng.integers(2, 6))
         s = rand_arc(rng, n, p_inf=0.75)
         none += best_arc_factored(s, single_root)[0] is None
-        check_arc_decoder(chu_liu_edmonds, s, single_root, False)
+        check_arc_decoder(cle, s, single_root, False)
     assert none > 0
 
 
-def test_cle_n1_and_n0():
+@CLE_KERNELS
+def test_cle_n1_and_n0(cle):
     for sr in (False, True):
-        h = chu_liu_edmonds(np.array([[0.0, -3.0], [5.0, 0.0]]), single_root=sr)
+        h = cle(np.array([[0.0, -3.0], [5.0, 0.0]]), single_root=sr)
         assert h.dtype == np.int64 and h.tolist() == [-1, 0]
         with pytest.raises(NoSpanningTreeError):
-            chu_liu_edmonds(np.array([[0.0, NEG_INF], [5.0, 0.0]]), single_root=sr)
-    assert chu_liu_edmonds(np.zeros((1, 1))).tolist() == [-1]
+            cle(np.array([[0.0, NEG_INF], [5.0, 0.0]]), single_root=sr)
+    assert cle(np.zeros((1, 1))).tolist() == [-1]
 
 
-def test_cle_all_ties():
+@CLE_KERNELS
+def test_cle_all_ties(cle):
     for n in range(1, 7):
         s = np.zeros((n + 1, n + 1))
         for sr in (False, True):
-            assert_valid_tree(chu_liu_edmonds(s, single_root=sr), n + 1, sr)
+            assert_valid_tree(cle(s, single_root=sr), n + 1, sr)
 
 
 def test_cle_rejects_bad_input():
@@ -272,20 +292,22 @@ def _nx_best(scores):
 
 
 @pytest.mark.parametrize("n", [7, 10, 15, 25, 40, 60])
-def test_cle_vs_networkx(n):
+@CLE_KERNELS
+def test_cle_vs_networkx(n, cle):
     rng = np.random.default_rng(1000 + n)
     reps = count(10) if n <= 25 else count(4)
     for i in range(reps):
         s = rng.standard_normal((n + 1, n + 1))
         if i % 2:
             s = np.round(s * 2)  # ties
-        h = chu_liu_edmonds(s)
+        h = cle(s)
         assert_valid_tree(h, n + 1)
         assert close(naive_arc_score(h, s), _nx_best(s))
 
 
 @pytest.mark.parametrize("n", [7, 12, 20, 30])
-def test_single_root_cle_vs_one_run_per_root_child(n):
+@CLE_KERNELS
+def test_single_root_cle_vs_one_run_per_root_child(n, cle):
     # the single-root optimum is the best, over root children c, of the unconstrained optimum
     # with every other root arc forbidden (the O(n^3) reduction, as an oracle)
     rng = np.random.default_rng(2000 + n)
@@ -303,19 +325,83 @@ def test_single_root_cle_vs_one_run_per_root_child(n):
             t[0, 1:] = NEG_INF
             t[0, c] = s[0, c]
             try:
-                best = max(best, naive_arc_score(chu_liu_edmonds(t), s))
+                best = max(best, naive_arc_score(cle(t), s))
             except NoSpanningTreeError:
                 pass
         if best == NEG_INF:
             with pytest.raises(NoSpanningTreeError):
-                chu_liu_edmonds(s, single_root=True)
+                cle(s, single_root=True)
             continue
-        h = chu_liu_edmonds(s, single_root=True)
+        h = cle(s, single_root=True)
         assert_valid_tree(h, n + 1, True, arc=s)
         assert close(naive_arc_score(h, s), best)
 
 
-def test_cle_worked_example_mcdonald_2005():
+@pytest.mark.parametrize("k", [2, 4, 10])
+def test_sparse_cle_equals_dense_on_pruned_graphs(k):
+    # graphs shaped like dual decomposition's: every word keeps its root arc and k other
+    # candidate heads; ties, single root, and arcs forbidden after the lists were built (as
+    # branch and bound does) must all give the dense kernel's optimum
+    rng = np.random.default_rng(3000 + k)
+    trees = 0
+    for i in range(count(40)):
+        n = int(rng.integers(5, 160))
+        N = n + 1
+        s = rng.standard_normal((N, N))
+        if i % 2:
+            s = np.round(s)
+        keep = np.zeros((N, N), dtype=bool)
+        keep[0, 1:] = True
+        for m in range(1, N):
+            others = np.delete(np.arange(1, N), m - 1)
+            keep[rng.choice(others, min(k, n - 1), replace=False), m] = True
+        s[~keep] = NEG_INF
+        ptr, src = in_arcs(s)
+        if i % 4 == 3:  # forbid some kept arcs without rebuilding the lists
+            s[keep & (rng.random((N, N)) < 0.2)] = NEG_INF
+            s[0, 1:] = rng.standard_normal(n)
+        for sr in (False, True):
+            h = np.empty(N, dtype=np.int64)
+            st = _cle_sparse(s, ptr, src, sr, h)
+            try:
+                best = naive_arc_score(chu_liu_edmonds(s, sr), s)
+            except NoSpanningTreeError:  # sparse graphs may have no single-root tree
+                assert sr and st != OK
+                continue
+            assert st == OK
+            trees += 1
+            assert_valid_tree(h, N, sr, arc=s)
+            assert close(naive_arc_score(h, s), best)
+    assert trees >= count(40)
+
+
+def test_sparse_cle_nested_contractions_and_huge_scores():
+    # a chain of n - 1 nested contractions (1 <-> 2, then {1, 2} <-> 3, ...), each merged
+    # node taking the in-arcs of far words: the merged lists outgrow the kernel's first arc
+    # pool; scaled by 1e300 the contraction must rescale to stay finite
+    rng = np.random.default_rng(5)
+    n = 120
+    N = n + 1
+    s = np.full((N, N), NEG_INF)
+    s[0, 1:] = -100.0
+    for y in range(1, N):
+        if y > 1:
+            s[y - 1, y] = 10.0  # each word's best head is the word before it ...
+        if y < n:
+            s[y + 1, y] = 9.0  # ... and the first word's is the second: a cycle
+        far = np.arange(y + 2, N)
+        for z in rng.choice(far, min(4, far.size), replace=False):
+            s[z, y] = -50.0 - rng.random()
+    for scale in (1.0, 1e300):
+        t = s * scale
+        h = sparse_cle(t)
+        assert_valid_tree(h, N, arc=t)
+        assert close(naive_arc_score(h, t), naive_arc_score(chu_liu_edmonds(t), t))
+        assert close(naive_arc_score(h, s), _nx_best(s))
+
+
+@CLE_KERNELS
+def test_cle_worked_example_mcdonald_2005(cle):
     # "John saw Mary" (McDonald, Pereira, Ribarov, Hajic 2005, Fig. 3): nodes root=0, John=1,
     # saw=2, Mary=3.  By hand: best in-arcs John<-saw 30, saw<-John 20, Mary<-saw 30: cycle
     # {John, saw} (weight 50).  Contracted node c: from root, enter at saw 10-20+50 = 40 or at
@@ -329,7 +415,7 @@ def test_cle_worked_example_mcdonald_2005():
     s[3, 2], s[1, 3], s[3, 1] = 0, 3, 11
     expected = [-1, 2, 0, 2]
     for sr in (False, True):
-        assert chu_liu_edmonds(s, single_root=sr).tolist() == expected
+        assert cle(s, single_root=sr).tolist() == expected
         assert best_arc_factored(s, sr)[1] == 70.0
     # Raise root->Mary to 40.  Unconstrained: Mary<-root 40 beats Mary<-c 30, the rest as
     # before: root->saw, saw->John, root->Mary = 80 (two root children).  With one root child
@@ -337,8 +423,8 @@ def test_cle_worked_example_mcdonald_2005():
     # saw->Mary = 70; root->Mary + Mary->saw + saw->John = 70; root->Mary + Mary->John +
     # John->saw = 40 + 11 + 20 = 71, the unique best.
     s[0, 3] = 40
-    assert chu_liu_edmonds(s).tolist() == [-1, 2, 0, 0]
-    assert chu_liu_edmonds(s, single_root=True).tolist() == [-1, 3, 1, 0]
+    assert cle(s).tolist() == [-1, 2, 0, 0]
+    assert cle(s, single_root=True).tolist() == [-1, 3, 1, 0]
     assert best_arc_factored(s)[1] == 80.0
     assert best_arc_factored(s, True)[1] == 71.0
     # Both optima are projective ([-1, 3, 1, 0]: 0 -> 3 covers 1 and 2, both below 3, and

@@ -1,8 +1,9 @@
 """Subgradient dual decomposition for non-projective head automata (Koo et al. 2010).
 
 Fig. 1 (sibling models) and Fig. 2 (grandparent+sibling models): ``y`` is a spanning tree found
-by Chu-Liu-Edmonds (or, in projective mode, by Eisner's algorithm: Sec. 7.7, Table 3) under arc
-weights ``alpha * theta + u (+ v)``; ``z`` is the union of the independent head-automaton
+by Chu-Liu-Edmonds on the kept arcs' lists (:func:`~depparse.decode.mst._cle_sparse`; in
+projective mode, by Eisner's algorithm: Sec. 7.7, Table 3) under arc weights
+``alpha * theta + u (+ v)``; ``z`` is the union of the independent head-automaton
 solutions under ``(1 - alpha) * theta - u`` (and ``- v`` on the automaton's own head).  When
 ``y`` and ``z`` agree the tree is the exact argmax of the full model (Theorem 1): a certificate.
 
@@ -42,7 +43,7 @@ import numpy as np
 
 from .automata import _decode_head_lazy
 from .eisner import _eisner
-from .mst import NO_TREE, OK, NoSpanningTreeError, _cle_workspace, _cle_ws
+from .mst import NO_TREE, OK, NoSpanningTreeError, _cle_sparse, in_arcs
 from .parts import PartTable, compile_dense
 
 __all__ = ["DualResult", "dual_decompose", "dual_decompose_dense"]
@@ -214,14 +215,16 @@ def _dd_init(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, al
             fs, si,
             u0.copy(), v0.copy(),  # ubest, vbest: the multipliers of the lowest dual value
             np.zeros((3, N, N)),  # counts of y(h, m), z(h, m), z'(h, m) over the iterations
-            np.zeros((nslot, 2)), np.zeros(max(size, 1), dtype=np.int64), soff)
+            np.zeros((nslot, 2)), np.zeros(max(size, 1), dtype=np.int64), soff,
+            *in_arcs(w))  # the kept arcs' in-lists, for the sparse Chu-Liu-Edmonds
 
 
 @nb.njit(cache=True)
 def _dd_run(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, use_g, alpha,
             max_iter, single_root, projective, tol, k_end, rule, patience, max_halvings,
             u, v, w, gpos, ztake, zgi, zval, dirty, best_heads, dual, primal, recomputed,
-            chg_iter, chg_heads, fs, si, ubest, vbest, counts, sval, stake, soff):
+            chg_iter, chg_heads, fs, si, ubest, vbest, counts, sval, stake, soff, in_ptr,
+            in_src):
     """Run the dual decomposition loop (Fig. 1 / Fig. 2) from iteration ``si[_I_K]`` until
     agreement, a zero gap, ``max_iter`` or ``k_end`` iterations.  Resumable: all state lives
     in the arrays made by :func:`_dd_init`.
@@ -240,7 +243,6 @@ def _dd_run(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, use
     delta_w = np.empty(Wmax)
     back_w = np.empty(Wmax, dtype=np.int64)
     yh = np.empty(N, dtype=np.int64)
-    inn, tin, oh, om = _cle_workspace(N)
     ncap = chg_iter.shape[0]
     scale = fs[_F_SCALE]
     k = si[_I_K]
@@ -250,7 +252,7 @@ def _dd_run(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, use
         if projective:
             st = _eisner(w, single_root, yh)
         else:
-            st = _cle_ws(w, single_root, yh, inn, tin, oh, om)
+            st = _cle_sparse(w, in_ptr, in_src, single_root, yh)
         if st != OK:
             si[_I_DONE] = 1
             return NO_TREE
