@@ -131,6 +131,9 @@ class ModelConfig(_Config):
                                "0: none", lo=0, hi=6, metavar="L")
     dense_rank: int = setting(0, "with --dense-layer: rank of the low-rank tensor arc term "
                               "(0: the linear terms only)", lo=0, hi=384, metavar="R")
+    dense_parts: str = setting("arc", "with --dense-layer: the parts that get dense scores: "
+                               "arc, or all (arcs, consecutive siblings, grandparents)",
+                               choices=("arc", "all"))
     dense_scale: float = setting(1.0, "with --dense-layer: norm of the standardised word "
                                  "vectors (their share of every update)", lo=0.0, open_lo=True,
                                  metavar="S")

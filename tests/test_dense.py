@@ -26,6 +26,7 @@ from depparse.features.dense import (
     DenseLayout,
     dense_arc_gradient,
     dense_arc_sum,
+    model_dense_term,
 )
 from depparse.features.parts import all_arcs, build_parts, structure_features
 from depparse.inference.parser import Parser
@@ -150,10 +151,29 @@ HAND = """# text = The old dog barked loudly .
 """
 
 
+def _naive_higher(z, sec, pf, heads, order):
+    """The sibling and grandparent dense scores of a tree (module docstring), with NumPy."""
+    N = len(heads)
+    t = 0.0
+    for h in range(N):
+        for d, side in ((0, range(h - 1, 0, -1)), (1, range(h + 1, N))):
+            mods = [m for m in side if heads[m] == h]
+            if order >= 1:
+                for s, m in zip(mods[:-1], mods[1:], strict=True):
+                    t += pf * (sec["sib"][d] * z[s] * z[m]).sum()
+            g = heads[h] if h > 0 else -1
+            if order == 2 and g > 0:
+                c = 2 * (g < h) + d
+                t += sum(pf * (sec["grand"][c] * z[g] * z[m]).sum() for m in mods)
+    return t
+
+
+@pytest.mark.parametrize("higher", [False, True], ids=["arc", "all"])
 @pytest.mark.parametrize("order", [0, 1, 2])
-def test_part_scores_equal_sparse_plus_dense(order):
+def test_part_scores_equal_sparse_plus_dense(order, higher):
     """With the dense term, every tree's score from the part table is w . phi(tree) plus
-    theta . f(tree) (the linear sections: exactly the features the update adds)."""
+    theta . f(tree) (the linear sections: exactly the features the update adds), and the
+    sibling and grandparent sections add the NumPy formula's score."""
     s = read_sentence(HAND)
     v = Vocabularies.build([s])
     e = v.encode(s)
@@ -161,9 +181,12 @@ def test_part_scores_equal_sparse_plus_dense(order):
     e.vectors = rng.normal(size=(e.n, 16))
     bits = 14
     w = rng.normal(size=1 << bits)
-    layout = DenseLayout(16, 0)
+    layout = DenseLayout(16, 0, higher=higher)
     term = DenseArcs(2, np.zeros(16), np.ones(16), 2.0, layout, rng.normal(size=layout.size))
     N = e.n + 1
+    arc_only = DenseArcs(2, np.zeros(16), np.ones(16), 2.0, DenseLayout(16, 0),
+                         term.theta[:DenseLayout(16, 0).size])
+    z = term.sentence(e)
     keep = all_arcs(N)
     pt = build_parts(e, keep, w, bits, order, term)
     plain = build_parts(e, keep, w, bits, order)
@@ -175,7 +198,10 @@ def test_part_scores_equal_sparse_plus_dense(order):
         for gi in range(pt.gp_len[h]):
             if pt.gp[pt.gp_off[h] + gi] >= 0:
                 gpos[h, pt.gp[pt.gp_off[h] + gi]] = gi
-    for heads in (np.asarray(s.heads, dtype=np.int64), np.array([0, 2, 4, 2, 0, 4, 5])):
+    with_arcs = build_parts(e, keep, w, bits, order, arc_only)
+    extras = []
+    for heads in (np.asarray(s.heads, dtype=np.int64), np.array([0, 2, 4, 2, 0, 4, 5]),
+                  np.array([0, 0, 1, 1, 1, 3, 3])):
         score = _primal_score(heads, *pt.arrays(), gpos, order == 2)
         mods, gpar = gold_structure(heads)
         only = np.ones(N, dtype=bool)
@@ -184,9 +210,15 @@ def test_part_scores_equal_sparse_plus_dense(order):
         phi = np.zeros(1 << bits)
         update(phi, np.zeros(1 << bits), 0.0, idx, 1.0)
         learner = DenseLearner(term)
-        f, margin = learner.difference(e, mods, np.zeros_like(mods), only)
+        f, margin = learner.difference(e, mods, np.zeros_like(mods), only, gpar, gpar, order)
         assert margin == pytest.approx(float(f @ term.theta), abs=1e-9)
         assert score == pytest.approx(phi @ w + f @ term.theta, abs=1e-9)
+        extra = _naive_higher(z, layout.split(term.theta), term.pf, heads, order) if higher \
+            else 0.0
+        extras.append(extra)
+        plain_score = _primal_score(heads, *with_arcs.arrays(), gpos, order == 2)
+        assert score == pytest.approx(plain_score + extra, abs=1e-9)
+    assert all(x != 0.0 for x in extras[::2]) if higher and order else not any(extras)
 
 
 def _synthetic_with_vectors(n, seed, D=12):
@@ -204,10 +236,11 @@ def _synthetic_with_vectors(n, seed, D=12):
     return tr, vocab, enc
 
 
-def test_lazy_average_of_dense_parameters_equals_eager_average():
+@pytest.mark.parametrize("model,parts", [("sib", "arc"), ("gs", "all")])
+def test_lazy_average_of_dense_parameters_equals_eager_average(model, parts):
     tr, vocab, enc = _synthetic_with_vectors(40, 5)
-    cfg = ModelConfig(model="sib", bits=14, pruner_bits=14, dense_layer=2, dense_rank=2,
-                      dense_scale=2.0)
+    cfg = ModelConfig(model=model, bits=14, pruner_bits=14, dense_layer=2, dense_rank=2,
+                      dense_scale=2.0, dense_parts=parts)
     trainer = Trainer(cfg, vocab, pruner=None)
     trainer.dense = DenseLearner.start(cfg, [e.vectors for e in enc], seed=0)
     heads = [np.asarray(s.heads, dtype=np.int64) for s in tr]
@@ -224,6 +257,9 @@ def test_lazy_average_of_dense_parameters_equals_eager_average():
         trainer.epoch += 1
     moved = trainer.dense.scorer.layout.split(trainer.dense.theta - start)
     assert all(np.abs(moved[k]).sum() > 0 for k in ("head", "mod", "prod", "U", "V", "W"))
+    assert set(moved) == ({"head", "mod", "prod", "U", "V", "W"}
+                          | ({"sib", "grand"} if parts == "all" else set()))
+    assert all(np.abs(moved[k]).sum() > 0 for k in moved)
     np.testing.assert_allclose(trainer.dense_scorer().theta, total / steps, rtol=0, atol=1e-9)
     np.testing.assert_allclose(trainer.averaged(), total_w / steps, rtol=0, atol=1e-9)
 
@@ -273,6 +309,29 @@ def test_dense_component_round_trip_and_checks(tmp_path):
         DenseArcs.from_component(meta, {k: v for k, v in arrays.items() if k != "W"})
     with pytest.raises(ModelError, match="corrupt"):
         DenseArcs.from_component({**meta, "rank": 4}, arrays)
+
+
+def test_dense_component_with_sibling_and_grandparent_sections():
+    rng = np.random.default_rng(3)
+    layout = DenseLayout(24, 2, higher=True)
+    term = DenseArcs(3, rng.normal(size=24), rng.uniform(0.5, 2, size=24), 2.0, layout,
+                     rng.normal(size=layout.size))
+    meta, arrays = term.to_component()
+    assert meta["version"] == 2 and arrays["sib"].shape == (2, 24)
+    assert arrays["grand"].shape == (4, 24)
+    back = DenseArcs.from_component(meta, arrays)
+    assert back.layout == layout
+    np.testing.assert_array_equal(back.theta, term.theta.astype(np.float16))
+    # the sections cannot be dropped or invented by the version number
+    with pytest.raises(ModelError, match="corrupt"):
+        DenseArcs.from_component({**meta, "version": 1}, arrays)
+    with pytest.raises(ModelError, match="corrupt"):
+        DenseArcs.from_component(meta, {k: v for k, v in arrays.items() if k != "grand"})
+    # and the model's configuration must say the same as the component
+    comp = type("C", (), {"meta": meta, "arrays": arrays})
+    assert model_dense_term(comp, 3, 3, "all").layout.higher
+    with pytest.raises(ModelError, match="dense_parts='arc'"):
+        model_dense_term(comp, 3, 3, "arc")
 
 
 # ---------------------------------------------------------------------------------------

@@ -20,6 +20,14 @@ them exactly; the last is Lei et al.'s rank-``R`` tensor with a one-hot arc feat
 size of the dense features against the sparse ones' (each 1), and so how large a share of
 every update they take.
 
+With ``higher`` (``ModelConfig.dense_parts = "all"``) the second-order parts get dense scores
+too, diagonal bilinear forms like ``d_b`` above: every pair of consecutive modifiers ``s, m``
+on side ``e`` of a head adds ``sqrt(D) / s * e_e . (z_s * z_m)`` and every grandparent part
+``g -> h -> m`` adds ``sqrt(D) / s * k_c . (z_g * z_m)``, ``c`` the pair of directions of
+``g -> h`` and ``h -> m`` (the root as grandparent adds nothing: ``z_0 = 0``).  They are
+added to the head automata's transition tables (:func:`add_dense_tables`), again leaving the
+decoders untouched.
+
 The parameters are one flat float64 vector ``theta`` (sections :data:`SECTIONS`, laid out by
 :class:`DenseLayout`), so that the trainer's lazy averaging treats them like the sparse
 weights.  The scores are *added* to the part table's arc scores (:func:`add_dense_scores`,
@@ -38,14 +46,17 @@ import numpy as np
 from ..errors import ModelError, check_component
 
 __all__ = ["BUCKETS", "DenseArcs", "DenseLayout", "FORMAT", "SECTIONS", "VERSION",
-           "add_dense_scores", "arc_bucket", "dense_arc_gradient", "dense_arc_sum",
-           "model_dense_term"]
+           "add_dense_scores", "add_dense_tables", "arc_bucket", "dense_arc_gradient",
+           "dense_arc_sum", "dense_structure_gradient", "model_dense_term"]
 
 FORMAT = "depparse-dense"
-VERSION = 1
+VERSION = 1  # the arc term alone
+VERSION_HIGHER = 2  # with the sibling and grandparent sections
 NDIST = 5  # distance buckets per direction: 1, 2, 3-4, 5-8, 9+
 BUCKETS = 2 * NDIST + 1  # and one for the arcs of the root
-SECTIONS = ("head", "mod", "prod", "U", "V", "W")
+SECTIONS = ("head", "mod", "prod", "U", "V", "W", "sib", "grand")
+SIB_BUCKETS = 2  # sides of the head
+GRAND_BUCKETS = 4  # direction of g -> h, times direction of h -> m
 
 
 @nb.njit(cache=True, inline="always")
@@ -175,19 +186,124 @@ def dense_arc_gradient(z, theta, B, R, pf, heads_of, mods_of, sign, g):
                     g[ov + r * D + k] += c * z[m, k]
 
 
+@nb.njit(cache=True, inline="always")
+def _pair(z, theta, o, a, b):
+    """``theta[o:o+D] . (z_a * z_b)``."""
+    s = 0.0
+    for k in range(z.shape[1]):
+        s += theta[o + k] * z[a, k] * z[b, k]
+    return s
+
+
+@nb.njit(cache=True, inline="always")
+def _grand_bucket(g, h, d):
+    """Bucket of the grandparent part ``g -> h -> m`` with ``m`` on side ``d`` of ``h``."""
+    return 2 * (1 if g < h else 0) + d
+
+
+@nb.njit(cache=True)
+def add_dense_tables(z, theta, osib, ogr, pf, order, cand, cand_off, cand_len, gp, gp_off,
+                     gp_len, tab_off, tab):
+    """Add the sibling and (``order == 2``) grandparent dense scores (module docstring) to the
+    head automata's transition tables (layout: :mod:`depparse.decode.parts`); ``osib``,
+    ``ogr``: offsets of those sections in ``theta``."""
+    N, D = z.shape
+    Wm = 1
+    for h in range(N):
+        for d in range(2):
+            if cand_len[h, d] + 1 > Wm:
+                Wm = cand_len[h, d] + 1
+    S = np.zeros((Wm, Wm))
+    G = np.zeros(Wm)
+    for h in range(N):
+        for d in range(2):
+            L = cand_len[h, d]
+            if L == 0 or (h == 0 and d == 0):
+                continue
+            c0 = cand_off[h, d]
+            W1 = L + 1
+            for p in range(1, L):  # after candidate p - 1, take candidate q
+                for q in range(p, L):
+                    S[p, q] = pf * _pair(z, theta, osib + d * D, cand[c0 + p - 1], cand[c0 + q])
+            for gi in range(gp_len[h]):
+                g = gp[gp_off[h] + gi]
+                o = tab_off[gp_off[h] + gi, d]
+                hasg = order == 2 and g > 0
+                if hasg:
+                    og = ogr + _grand_bucket(g, h, d) * D
+                    for q in range(L):
+                        G[q] = pf * _pair(z, theta, og, g, cand[c0 + q])
+                for p in range(L):
+                    for q in range(p, L):
+                        v = S[p, q] if p > 0 else 0.0
+                        if hasg:
+                            v += G[q]
+                        tab[o + p * W1 + q] += v
+
+
+@nb.njit(cache=True)
+def dense_structure_gradient(z, theta, osib, ogr, pf, order, mods, gpar, only, sign, g):
+    """``g += sign * d higher(y) / d theta`` for the sibling and grandparent sections, where
+    ``higher(y)`` is the sum of those dense scores over the structure ``y`` in Z (``mods[h, m]``,
+    ``gpar[h]``, the automata ``only[h]``; as
+    :func:`depparse.features.parts.structure_features`).  Returns ``sign * higher(y)``."""
+    N, D = z.shape
+    t = 0.0
+    for h in range(N):
+        if not only[h]:
+            continue
+        gg = gpar[h] if (order == 2 and h > 0) else -1
+        for d in range(2):
+            if d == 0:
+                start, stop, step = h - 1, 0, -1
+            else:
+                start, stop, step = h + 1, N, 1
+            s = -1
+            for m in range(start, stop, step):
+                if not mods[h, m]:
+                    continue
+                if s >= 0:
+                    o = osib + d * D
+                    for k in range(D):
+                        f = sign * pf * z[s, k] * z[m, k]
+                        g[o + k] += f
+                        t += theta[o + k] * f
+                if gg > 0:
+                    o = ogr + _grand_bucket(gg, h, d) * D
+                    for k in range(D):
+                        f = sign * pf * z[gg, k] * z[m, k]
+                        g[o + k] += f
+                        t += theta[o + k] * f
+                s = m
+    return t
+
+
 @dataclass(frozen=True)
 class DenseLayout:
     """Where each section of ``theta`` lies: ``head``, ``mod``, ``prod`` (B, D) each, ``U``,
-    ``V`` (R, D) each, ``W`` (B, R)."""
+    ``V`` (R, D) each, ``W`` (B, R); with ``higher``, ``sib`` (2, D) and ``grand`` (4, D)."""
 
     dim: int
     rank: int
     buckets: int = BUCKETS
+    higher: bool = False
 
     def shapes(self):
         B, D, R = self.buckets, self.dim, self.rank
-        return {"head": (B, D), "mod": (B, D), "prod": (B, D), "U": (R, D), "V": (R, D),
-                "W": (B, R)}
+        out = {"head": (B, D), "mod": (B, D), "prod": (B, D), "U": (R, D), "V": (R, D),
+               "W": (B, R)}
+        if self.higher:
+            out.update(sib=(SIB_BUCKETS, D), grand=(GRAND_BUCKETS, D))
+        return out
+
+    def offset(self, name) -> int:
+        """Start of section ``name`` in ``theta``."""
+        o = 0
+        for k, shape in self.shapes().items():
+            if k == name:
+                return o
+            o += int(np.prod(shape))
+        raise KeyError(name)
 
     @property
     def size(self) -> int:
@@ -269,6 +385,16 @@ class DenseArcs:
         add_dense_scores(self.sentence(enc), self.theta, self.layout.buckets, self.layout.rank,
                          self.pf, keep, arc)
 
+    def add_tables(self, enc, parts, order) -> None:
+        """Add the sibling and grandparent dense scores to the transition tables of a
+        :class:`~depparse.decode.parts.PartTable` (models with ``layout.higher``)."""
+        if not self.layout.higher or order == 0:
+            return
+        add_dense_tables(self.sentence(enc), self.theta, self.layout.offset("sib"),
+                         self.layout.offset("grand"), self.pf, order, parts.cand,
+                         parts.cand_off, parts.cand_len, parts.gp, parts.gp_off, parts.gp_len,
+                         parts.tab_off, parts.tab)
+
     def scores(self, enc, keep) -> np.ndarray:
         """(N, N) dense scores of the kept arcs (0 elsewhere)."""
         N = enc.n + 1
@@ -280,8 +406,8 @@ class DenseArcs:
     def to_component(self):
         """``(meta, arrays)`` of the model component ``"dense"``: float16 sections and the
         standardisation."""
-        meta = {"format": FORMAT, "version": VERSION, "layer": self.layer,
-                "dim": self.layout.dim, "rank": self.layout.rank,
+        meta = {"format": FORMAT, "version": VERSION_HIGHER if self.layout.higher else VERSION,
+                "layer": self.layer, "dim": self.layout.dim, "rank": self.layout.rank,
                 "buckets": self.layout.buckets, "scale": self.scale}
         arrays = {k: v.astype(np.float16) for k, v in self.layout.split(self.theta).items()}
         arrays["mean"] = self.mean.astype(np.float16)
@@ -292,21 +418,28 @@ class DenseArcs:
     def from_component(cls, meta, arrays) -> DenseArcs:
         """Inverse of :meth:`to_component`; raises :class:`~depparse.errors.ModelError` for
         a component that is not a dense arc term of this format version."""
-        check_component(meta, FORMAT, VERSION, "dense arc term")
+        higher = isinstance(meta, dict) and meta.get("version") == VERSION_HIGHER
+        check_component(meta, FORMAT, VERSION_HIGHER if higher else VERSION, "dense arc term")
         try:
-            layout = DenseLayout(int(meta["dim"]), int(meta["rank"]), int(meta["buckets"]))
+            layout = DenseLayout(int(meta["dim"]), int(meta["rank"]), int(meta["buckets"]),
+                                 higher)
             if layout.buckets != BUCKETS:
                 raise ValueError(f"{layout.buckets} buckets, this depparse has {BUCKETS}")
+            extra = set(arrays) - set(layout.shapes()) - {"mean", "std"}
+            if extra:
+                raise ValueError(f"sections {sorted(extra)} that format version "
+                                 f"{meta['version']} does not have")
             return cls(meta["layer"], arrays["mean"], arrays["std"], meta["scale"], layout,
                        layout.join(arrays))
         except (KeyError, ValueError, TypeError) as e:
             raise ModelError(f"the model's dense arc term is corrupt ({e})") from None
 
 
-def model_dense_term(component, dense_layer, vector_layer) -> DenseArcs | None:
+def model_dense_term(component, dense_layer, vector_layer, dense_parts="arc") -> DenseArcs | None:
     """The dense arc term of a model: its component ``"dense"`` (a ``Component`` or None),
-    checked against the model's ``ModelConfig.dense_layer`` and its vocabularies'
-    ``vector_layer``; raises :class:`~depparse.errors.ModelError` when they disagree."""
+    checked against the model's ``ModelConfig.dense_layer`` and ``dense_parts`` and its
+    vocabularies' ``vector_layer``; raises :class:`~depparse.errors.ModelError` when they
+    disagree."""
     if component is None:
         if dense_layer:
             raise ModelError(f"the model was trained with dense arc scores (layer "
@@ -317,4 +450,8 @@ def model_dense_term(component, dense_layer, vector_layer) -> DenseArcs | None:
         raise ModelError(f"the model's dense arc term reads layer {d.layer}, its configuration "
                          f"says {dense_layer} and its vocabularies keep layer {vector_layer}: "
                          "corrupt model file")
+    if d.layout.higher != (dense_parts == "all"):
+        raise ModelError(f"the model's configuration says dense_parts={dense_parts!r} but its "
+                         f"dense term {'has' if d.layout.higher else 'lacks'} the sibling and "
+                         "grandparent sections: corrupt model file")
     return d

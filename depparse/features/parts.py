@@ -463,7 +463,8 @@ def build_parts(enc, keep, w, bits, order, dense=None):
     order : int
         0 arcs only, 1 bigram siblings, 2 grandparent + siblings.
     dense : depparse.features.dense.DenseArcs, optional
-        Dense contextual arc scores, added to the kept arcs' scores (models with
+        Dense contextual scores, added to the kept arcs' scores and, for models with
+        ``dense_parts = "all"``, to the sibling and grandparent transitions (models with
         ``dense_layer``; Lei et al. 2014).
     """
     N = enc.n + 1
@@ -472,9 +473,11 @@ def build_parts(enc, keep, w, bits, order, dense=None):
     tab = np.zeros(size) if order == 0 else np.empty(size)  # order 0: no transition scores
     fill_scores(*enc.arrays(), w, np.uint64((1 << bits) - 1), order, keep, cand, cand_off,
                 cand_len, gp, gp_off, gp_len, tab_off, arc, tab)
+    table = PartTable(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, order == 2)
     if dense is not None:
         dense.add_scores(enc, keep, arc)
-    return PartTable(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, order == 2)
+        dense.add_tables(enc, table, order)
+    return table
 
 
 def all_arcs(N):

@@ -94,7 +94,8 @@ class Parser:
         tag = model.components.get("tagger")
         self.tagger = None if tag is None else Tagger.from_component(tag)
         self.dense = model_dense_term(model.components.get("dense"), model.config.dense_layer,
-                                      0 if model.vocab is None else model.vocab.vector_layer)
+                                      0 if model.vocab is None else model.vocab.vector_layer,
+                                      model.config.dense_parts)
 
     # -- pruning ---------------------------------------------------------------------------
     def set_pruning(self, threshold=None, max_heads=None):

@@ -20,7 +20,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..features.dense import DenseArcs, DenseLayout, dense_arc_gradient, dense_arc_sum
+from ..features.dense import (
+    DenseArcs,
+    DenseLayout,
+    dense_arc_gradient,
+    dense_arc_sum,
+    dense_structure_gradient,
+)
 
 __all__ = ["DenseLearner"]
 
@@ -52,7 +58,7 @@ class DenseLearner:
             count += x.shape[0]
         mean = s / max(count, 1)
         std = np.sqrt(np.maximum(s2 / max(count, 1) - mean * mean, 0.0))
-        layout = DenseLayout(dim, config.dense_rank)
+        layout = DenseLayout(dim, config.dense_rank, higher=config.dense_parts == "all")
         theta = np.zeros(layout.size)
         if layout.rank:
             # U, V ~ N(0, sd^2) with sd^2 = 1 / (s sqrt(R)): then the gradient of W at the
@@ -68,9 +74,13 @@ class DenseLearner:
         return cls(DenseArcs(config.dense_layer, mean, std, config.dense_scale, layout, theta))
 
     # -- one update ------------------------------------------------------------------------
-    def difference(self, enc, gold_mods, pred_mods, only):
+    def difference(self, enc, gold_mods, pred_mods, only, gold_par=None, pred_par=None,
+                   order=2):
         """``(g, margin)``: the gradient of ``dense(gold) - dense(prediction)`` and that
-        difference itself, over the arcs of the automata ``only`` in which the two differ."""
+        difference itself, over the arcs of the automata ``only`` in which the two differ
+        (and, with the sibling and grandparent sections, over those automata's second-order
+        parts: grandparents ``gold_par``, ``pred_par`` as in
+        :func:`~depparse.features.parts.structure_features`)."""
         rows = only[:, None]
         gh, gm = np.nonzero(gold_mods & ~pred_mods & rows)
         ph, pm = np.nonzero(pred_mods & ~gold_mods & rows)
@@ -83,6 +93,11 @@ class DenseLearner:
         margin = dense_arc_sum(z, sc.theta, B, R, sc.pf, heads, mods, sign)
         g = np.zeros_like(sc.theta)
         dense_arc_gradient(z, sc.theta, B, R, sc.pf, heads, mods, sign, g)
+        if sc.layout.higher and order > 0:
+            osib, ogr = sc.layout.offset("sib"), sc.layout.offset("grand")
+            for mods_of, par, sg in ((gold_mods, gold_par, 1.0), (pred_mods, pred_par, -1.0)):
+                margin += dense_structure_gradient(z, sc.theta, osib, ogr, sc.pf, order,
+                                                   mods_of, par, only, sg, g)
         return g, margin
 
     def update(self, g, scale, c) -> None:
@@ -103,12 +118,13 @@ class DenseLearner:
         """``(meta, arrays)`` for a checkpoint: exact (float64) parameters and accumulator."""
         sc = self.scorer
         meta = {"layer": sc.layer, "dim": sc.layout.dim, "rank": sc.layout.rank,
-                "scale": sc.scale}
+                "scale": sc.scale, "higher": sc.layout.higher}
         return meta, {"theta": sc.theta, "acc": self.acc, "mean": sc.mean, "std": sc.std}
 
     @classmethod
     def from_state(cls, meta, arrays) -> DenseLearner:
-        layout = DenseLayout(int(meta["dim"]), int(meta["rank"]))
+        layout = DenseLayout(int(meta["dim"]), int(meta["rank"]),
+                             higher=bool(meta.get("higher", False)))
         sc = DenseArcs(meta["layer"], arrays["mean"], arrays["std"], meta["scale"], layout,
                        np.array(arrays["theta"], dtype=np.float64))
         return cls(sc, np.array(arrays["acc"], dtype=np.float64))

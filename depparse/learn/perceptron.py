@@ -142,7 +142,7 @@ class Trainer:
             gidx = structure_features(*a, mask, order, gmods, gpar, diff)
             pidx = structure_features(*a, mask, order, pmods, ppar, diff)
             if dense is not None:  # its gradient and margin join the sparse ones
-                dg, dmargin = dense.difference(enc, gmods, pmods, diff)
+                dg, dmargin = dense.difference(enc, gmods, pmods, diff, gpar, ppar, order)
             if tr.update == "pa":
                 # PA-I: the smallest step that makes gold beat the prediction by its loss
                 dot, norm = diff_stats(self.w, gidx, pidx)
