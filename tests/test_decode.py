@@ -33,7 +33,8 @@ from depparse.decode import (
     score_tree,
     sibling_head_automaton,
 )
-from depparse.decode.mst import OK, _cle_sparse, in_arcs
+from depparse.decode.mst import OK
+from depparse.decode.sparse_mst import _cle_sparse, in_arcs
 
 FAST = os.environ.get("DEPPARSE_FAST_TESTS", "") not in ("", "0")
 NEG_INF = -np.inf

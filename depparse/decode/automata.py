@@ -21,7 +21,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from .parts import compile_dense
+from .parts import compile_dense, table_width
 
 __all__ = ["sibling_head_automaton", "grandparent_head_automaton"]
 
@@ -220,11 +220,7 @@ def _viterbi_workspace(cand_len):
     """Work arrays of the head-automaton Viterbi (:func:`_decode_head`) for a part table whose
     candidate lists have the lengths ``cand_len``: ``delta`` and ``back`` (a slot per
     candidate and the start state) and the choices ``take`` / ``best_take`` of both sides."""
-    Wm = 1
-    for h in range(cand_len.shape[0]):
-        for d in range(2):
-            if cand_len[h, d] + 1 > Wm:
-                Wm = cand_len[h, d] + 1
+    Wm = table_width(cand_len)
     return (np.empty(Wm), np.empty(Wm, dtype=np.int64), np.zeros((2, Wm), dtype=np.int64),
             np.zeros((2, Wm), dtype=np.int64))
 

@@ -1,7 +1,7 @@
 """Subgradient dual decomposition for non-projective head automata (Koo et al. 2010).
 
 Fig. 1 (sibling models) and Fig. 2 (grandparent+sibling models): ``y`` is a spanning tree found
-by Chu-Liu-Edmonds on the kept arcs' lists (:func:`~depparse.decode.mst._cle_sparse`; in
+by Chu-Liu-Edmonds on the kept arcs' lists (:func:`~depparse.decode.sparse_mst._cle_sparse`; in
 projective mode, by Eisner's algorithm: Sec. 7.7, Table 3) under arc weights
 ``alpha * theta + u (+ v)``; ``z`` is the union of the independent head-automaton
 solutions under ``(1 - alpha) * theta - u`` (and ``- v`` on the automaton's own head).  When
@@ -43,8 +43,9 @@ import numpy as np
 
 from .automata import _decode_head_lazy
 from .eisner import _eisner
-from .mst import NO_TREE, OK, NoSpanningTreeError, _cle_sparse, in_arcs
-from .parts import PartTable, compile_dense
+from .mst import NO_TREE, OK, NoSpanningTreeError
+from .parts import PartTable, compile_dense, table_width
+from .sparse_mst import _cle_sparse, in_arcs
 
 __all__ = ["DualResult", "dual_decompose", "dual_decompose_dense"]
 
@@ -170,11 +171,7 @@ def _dd_init(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, al
             g = gp[gp_off[h] + gi]
             if g >= 0:
                 gpos[h, g] = gi
-    Wmax = 1
-    for h in range(N):
-        for d in range(2):
-            if cand_len[h, d] + 1 > Wmax:
-                Wmax = cand_len[h, d] + 1
+    Wmax = table_width(cand_len)
     # magnitude of the part scores: the gap tolerance is relative to it (no absolute floor)
     scale = 0.0
     for h in range(N):

@@ -70,6 +70,18 @@ class PartTable:
 
 
 @nb.njit(cache=True)
+def table_width(cand_len):
+    """``max L + 1`` over the candidate lists (at least 1): the side of the largest transition
+    table, and the size of the per-automaton work arrays."""
+    W = 1
+    for h in range(cand_len.shape[0]):
+        for d in range(2):
+            if cand_len[h, d] + 1 > W:
+                W = cand_len[h, d] + 1
+    return W
+
+
+@nb.njit(cache=True)
 def build_layout(keep, grandparents):
     """Candidate lists and table offsets for a boolean matrix ``keep[h, m]`` of kept arcs.
 

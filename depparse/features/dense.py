@@ -43,6 +43,7 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
+from ..decode.parts import table_width
 from ..errors import ModelError, check_component
 
 __all__ = ["BUCKETS", "DenseArcs", "DenseLayout", "FORMAT", "SECTIONS", "VERSION",
@@ -208,11 +209,7 @@ def add_dense_tables(z, theta, osib, ogr, pf, order, cand, cand_off, cand_len, g
     head automata's transition tables (layout: :mod:`depparse.decode.parts`); ``osib``,
     ``ogr``: offsets of those sections in ``theta``."""
     N, D = z.shape
-    Wm = 1
-    for h in range(N):
-        for d in range(2):
-            if cand_len[h, d] + 1 > Wm:
-                Wm = cand_len[h, d] + 1
+    Wm = table_width(cand_len)
     S = np.zeros((Wm, Wm))
     G = np.zeros(Wm)
     for h in range(N):

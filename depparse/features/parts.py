@@ -29,7 +29,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from ..decode.parts import PartTable, build_layout
+from ..decode.parts import PartTable, build_layout, table_width
 from ..encoding.ids import END, START
 from . import templates as T
 from .hashing import CFINE, CSHIFT, ctx, dist_bucket, dot, mix, put, put2, tags_between, template
@@ -346,11 +346,7 @@ def fill_scores(form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr, feat
                keep, arc)
     if order == 0:
         return
-    Wm = 1
-    for h in range(N):
-        for d in range(2):
-            if cand_len[h, d] + 1 > Wm:
-                Wm = cand_len[h, d] + 1
+    Wm = table_width(cand_len)
     S = np.empty((Wm, Wm))
     G = np.empty(Wm)
     for h in range(N):
