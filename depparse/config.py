@@ -215,6 +215,10 @@ class TrainConfig(_Config):
     pa_c: float = setting(1.0, "PA-I aggressiveness cap C", lo=0.0, open_lo=True, cli=())
     labeler_epochs: int | None = setting(None, "epochs of the DEPREL labeler (0: no labeler)",
                                          lo=0, shown="as --epochs")
+    label_constraints: bool = setting(False, "learn soft constraints on the labels of each "
+                                      "head's children (at most one subject, an iobj needs an "
+                                      "object ...: Anzaroot et al. 2014), their penalties on "
+                                      "jackknifed labels of the training data")
     pruner_epochs: int = setting(1, "epochs of the arc pruner", lo=1, cli=())
     pruner_folds: int = setting(4, "jackknife folds for pruning the training data (0 or 1: "
                                 "prune it with the final pruner)", lo=0, cli=())

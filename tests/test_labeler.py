@@ -19,7 +19,7 @@ from depparse.features.labels import (
     trans_features,
     transition_tables,
 )
-from depparse.inference.labeling import label_arcs, label_tree
+from depparse.inference.labeling import label_arcs, label_tree, no_constraints
 from depparse.learn.labeler import train_labeler, train_step
 
 
@@ -88,7 +88,8 @@ def test_viterbi_labels_equal_brute_force(seed):
     bases, counts = sentence_bases(heads, form, lemma, upos, xpos, suffix, cluster, feat_ptr,
                                    feat_ids)
     got = label_tree(heads, bases, counts, upos, w, mask, nlabels,
-                     transition_tables(w, mask, nlabels, int(upos.max()) + 1))
+                     transition_tables(w, mask, nlabels, int(upos.max()) + 1),
+                     *no_constraints(nlabels), 100, np.zeros(3, dtype=np.int64))
     want = _brute_force_labels(heads, bases, counts, upos, w, mask, nlabels)
     assert np.array_equal(got[1:], want[1:])
     assert got[1:].min() >= N_SPECIAL  # never a reserved id

@@ -88,7 +88,8 @@ class Parser:
             model.vocab.context.encoder  # noqa: B018 - load it now: a missing encoder fails here
         self.labeler = None
         if model.labeler is not None:
-            self.labeler = Labeler(model.vocab, model.labeler, model.config.labeler_bits)
+            self.labeler = Labeler(model.vocab, model.labeler, model.config.labeler_bits,
+                                   model.components.get("label_constraints"))
         tok = model.components.get("tokenizer")
         self.tokenizer = None if tok is None else Tokenizer.from_component(tok)
         tag = model.components.get("tagger")

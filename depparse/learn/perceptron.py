@@ -42,7 +42,7 @@ from ..inference.pruning import candidate_arcs
 from ..model import Component, Model, atomic_savez
 from .data import check_training_sentences
 from .dense import DenseLearner
-from .labeler import train_labeler
+from .labeler import learn_label_constraints, train_labeler
 from .pruner import train_pruner
 from .tagger import fit_tagger, jackknife
 from .tokenizer import train_tokenizer
@@ -484,7 +484,7 @@ def end_epoch(st: Setup, mistakes, correct, seconds, checkpoint, label="", **ext
 
 def finish(st: Setup, train_sents, t_start, **extra) -> Model:
     """Train the labeler and return the model with averaged weights and training info."""
-    labeler = None
+    labeler = constraints = None
     t_lab = 0.0
     tr = st.trainer.training
     lab_epochs = tr.epochs if tr.labeler_epochs is None else tr.labeler_epochs
@@ -495,11 +495,19 @@ def finish(st: Setup, train_sents, t_start, **extra) -> Model:
                                 epochs=lab_epochs, seed=tr.seed)
         t_lab = time.perf_counter() - t0
         log.info("labeler trained in %.1f s", t_lab)
+        if tr.label_constraints:
+            t0 = time.perf_counter()
+            constraints = learn_label_constraints(
+                st.encoded, st.heads, [s.rels for s in train_sents], st.trainer.vocab,
+                bits=st.trainer.config.labeler_bits, epochs=lab_epochs, seed=tr.seed)
+            log.info("label constraints learned in %.1f s", time.perf_counter() - t0)
     info = {"history": st.trainer.history, "train_sentences": len(st.data),
             "train_words": st.nwords, "pruner_seconds": st.t_prune, "labeler_seconds": t_lab,
             "training": tr.to_dict(), "seed": tr.seed, "epochs": tr.epochs, **extra}
     model = st.trainer.model(averaged=True, info=info)
     model.labeler = labeler
+    if constraints is not None:
+        model.components["label_constraints"] = constraints
     if st.tagger is not None:
         model.components["tagger"] = st.tagger
     if tr.tokenizer:
