@@ -215,6 +215,9 @@ class TrainConfig(_Config):
     pa_c: float = setting(1.0, "PA-I aggressiveness cap C", lo=0.0, open_lo=True, cli=())
     labeler_epochs: int | None = setting(None, "epochs of the DEPREL labeler (0: no labeler)",
                                          lo=0, shown="as --epochs")
+    labeler_dense: float = setting(0.0, "dense contextual label scores over the vectors of "
+                                   "--dense-layer, their features scaled by K (0: none; "
+                                   "depparse.features.label_dense)", lo=0.0, metavar="K")
     label_constraints: bool = setting(False, "learn soft constraints on the labels of each "
                                       "head's children (at most one subject, an iobj needs an "
                                       "object ...: Anzaroot et al. 2014), their penalties on "

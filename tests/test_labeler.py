@@ -89,7 +89,8 @@ def test_viterbi_labels_equal_brute_force(seed):
                                    feat_ids)
     got = label_tree(heads, bases, counts, upos, w, mask, nlabels,
                      transition_tables(w, mask, nlabels, int(upos.max()) + 1),
-                     *no_constraints(nlabels), 100, np.zeros(3, dtype=np.int64))
+                     np.zeros((N, nlabels)), *no_constraints(nlabels), 100,
+                     np.zeros(3, dtype=np.int64))
     want = _brute_force_labels(heads, bases, counts, upos, w, mask, nlabels)
     assert np.array_equal(got[1:], want[1:])
     assert got[1:].min() >= N_SPECIAL  # never a reserved id
@@ -97,7 +98,8 @@ def test_viterbi_labels_equal_brute_force(seed):
     # "gold" it must find no error and leave the weights alone
     w0 = w.copy()
     acc = np.zeros_like(w)
-    assert train_step(heads, bases, counts, upos, want, w, acc, 1.0, mask, nlabels) == 0
+    assert train_step(heads, bases, counts, upos, want, w, acc, 1.0, mask, nlabels,
+                      np.zeros((N, nlabels)), np.zeros(N, dtype=np.int64)) == 0
     assert np.array_equal(w, w0)
 
 

@@ -44,12 +44,14 @@ def no_constraints(nlabels):
 
 
 @nb.njit(cache=True)
-def label_tree(heads, bases, counts, upos, w, mask, nlabels, tables, A, b, rho, max_iter, stats):
+def label_tree(heads, bases, counts, upos, w, mask, nlabels, tables, extra, A, b, rho, max_iter,
+               stats):
     """Best label id of every arc of the tree ``heads`` (index 0 unused).
 
     ``bases``/``counts`` are the tree's emission hashes
     (:func:`~depparse.features.labels.sentence_bases`), ``tables`` the transition tables of
-    the weights (:func:`~depparse.features.labels.transition_tables`); ``A``, ``b``, ``rho``
+    the weights (:func:`~depparse.features.labels.transition_tables`), ``extra`` (N, labels)
+    scores added to the emissions of each arc (the dense term; zeros without); ``A``, ``b``, ``rho``
     the soft constraints (none: ``K = 0``) and ``max_iter`` their budget of dual steps per
     head.  ``stats`` (int64, 3) accumulates: heads whose labels needed dual decomposition,
     those of them proved optimal, and the dual steps.
@@ -61,6 +63,8 @@ def label_tree(heads, bases, counts, upos, w, mask, nlabels, tables, A, b, rho, 
         if ptr[h + 1] > ptr[h]:
             ch = kids[ptr[h]:ptr[h + 1]]
             E = head_emissions(ch, bases, counts, w, mask, nlabels)
+            for i in range(ch.shape[0]):
+                E[i] += extra[ch[i]]
             T = tables[upos[h]]
             it, proved = soft_label_chain(E, T[3, START], T, ch, h, N_SPECIAL, A, b, rho,
                                           max_iter, out)
@@ -72,12 +76,13 @@ def label_tree(heads, bases, counts, upos, w, mask, nlabels, tables, A, b, rho, 
 
 
 def label_arcs(enc, heads, w, mask, nlabels, tables=None, constraints=None, max_iter=100,
-               stats=None):
+               stats=None, extra=None):
     """Best label id of every arc of the tree ``heads`` of an encoded sentence.
 
     ``tables``: the transition tables for these weights (computed here when not given; pass
     them when labelling many sentences); ``constraints``: ``(A, b, rho)`` soft constraints
-    (none when not given); ``stats``: see :func:`label_tree`.
+    (none when not given); ``stats``: see :func:`label_tree`; ``extra``: (N, labels) scores
+    added to the arcs' emissions (the dense term, :mod:`depparse.features.label_dense`).
     """
     heads = np.asarray(heads, dtype=np.int64)
     if tables is None:
@@ -85,9 +90,11 @@ def label_arcs(enc, heads, w, mask, nlabels, tables=None, constraints=None, max_
     A, b, rho = no_constraints(nlabels) if constraints is None else constraints
     if stats is None:
         stats = np.zeros(3, dtype=np.int64)
+    if extra is None:
+        extra = np.zeros((len(heads), nlabels))
     bases, counts = sentence_bases(heads, enc.form, enc.lemma, enc.upos, enc.xpos, enc.suffix,
                                    enc.cluster, enc.feat_ptr, enc.feat_ids)
-    return label_tree(heads, bases, counts, enc.upos, w, mask, nlabels, tables, A, b, rho,
+    return label_tree(heads, bases, counts, enc.upos, w, mask, nlabels, tables, extra, A, b, rho,
                       max_iter, stats)
 
 
@@ -95,11 +102,12 @@ class Labeler:
     """DEPREL labeler (joint over each head's children) bound to a vocabulary and weights.
 
     ``constraints``: the model's ``label_constraints`` component, if any (soft constraints
-    with learned penalties).  ``stats`` counts, over all calls: heads labelled by dual
-    decomposition, those proved optimal, dual steps.
+    with learned penalties); ``dense``: its labeler dense term
+    (:class:`~depparse.features.label_dense.LabelDense`), if any.  ``stats`` counts, over all
+    calls: heads labelled by dual decomposition, those proved optimal, dual steps.
     """
 
-    def __init__(self, vocab, weights, bits, constraints=None):
+    def __init__(self, vocab, weights, bits, constraints=None, dense=None):
         self.vocab = vocab
         self.w = np.ascontiguousarray(weights, dtype=np.float64)
         self.mask = np.uint64((1 << bits) - 1)
@@ -123,11 +131,13 @@ class Labeler:
             self.max_iter = int(meta.get("max_iter", 100))
             self.names = list(meta.get("names", []))
         self.stats = np.zeros(3, dtype=np.int64)
+        self.dense = dense
 
     def label(self, enc, heads):
         """Label ids for the arcs of ``heads`` (index 0 unused)."""
+        extra = None if self.dense is None else self.dense.scores(enc, heads)
         return label_arcs(enc, heads, self.w, self.mask, self.nlabels, self.tables,
-                          self.constraints, self.max_iter, self.stats)
+                          self.constraints, self.max_iter, self.stats, extra)
 
     def label_strings(self, enc, heads):
         """DEPREL strings for the arcs of ``heads`` (index 0 is ``""``)."""

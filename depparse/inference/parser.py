@@ -27,6 +27,7 @@ from ..decode.mst import chu_liu_edmonds
 from ..encoding.minilm import word_vectors
 from ..errors import InputWarning, UsageError
 from ..features.dense import model_dense_term
+from ..features.label_dense import LabelDense
 from ..features.parts import build_parts
 from ..model import Model
 from .labeling import Labeler
@@ -86,10 +87,6 @@ class Parser:
                    else np.ascontiguousarray(model.pruner, dtype=np.float64))
         if model.vocab is not None and model.vocab.context is not None:
             model.vocab.context.encoder  # noqa: B018 - load it now: a missing encoder fails here
-        self.labeler = None
-        if model.labeler is not None:
-            self.labeler = Labeler(model.vocab, model.labeler, model.config.labeler_bits,
-                                   model.components.get("label_constraints"))
         tok = model.components.get("tokenizer")
         self.tokenizer = None if tok is None else Tokenizer.from_component(tok)
         tag = model.components.get("tagger")
@@ -97,6 +94,13 @@ class Parser:
         self.dense = model_dense_term(model.components.get("dense"), model.config.dense_layer,
                                       0 if model.vocab is None else model.vocab.vector_layer,
                                       model.config.dense_parts)
+        self.labeler = None
+        if model.labeler is not None:
+            ld = model.components.get("label_dense")
+            self.labeler = Labeler(model.vocab, model.labeler, model.config.labeler_bits,
+                                   model.components.get("label_constraints"),
+                                   None if ld is None else LabelDense.from_component(
+                                       ld, self.dense, len(model.vocab.deprel)))
 
     # -- pruning ---------------------------------------------------------------------------
     def set_pruning(self, threshold=None, max_heads=None):

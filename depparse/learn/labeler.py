@@ -27,6 +27,7 @@ from ..decode.labels import children_of, label_chain, soft_label_chain
 from ..encoding.ids import START
 from ..features.hashing import mix
 from ..features.label_constraints import constraint_set
+from ..features.label_dense import LabelDense, arc_label_features, dense_label_scores
 from ..features.labels import (
     N_SPECIAL,
     fill_transitions,
@@ -39,7 +40,7 @@ from ..inference.labeling import CONSTRAINTS_VERSION
 from ..model import Component
 
 __all__ = ["HeldOut", "fit_label_constraints", "held_out_label_scores", "learn_label_constraints",
-           "train_labeler"]
+           "train_labeler", "train_labeler_dense"]
 
 log = logging.getLogger(__name__)
 
@@ -69,10 +70,13 @@ def _add_seq(children, h, labels, bases, counts, upos, w, acc, c, mask, scale):
 
 
 @nb.njit(cache=True)
-def train_step(heads, bases, counts, upos, gold, w, acc, c, mask, nlabels):
-    """Structured perceptron step on every head's children; returns the number of errors."""
+def train_step(heads, bases, counts, upos, gold, w, acc, c, mask, nlabels, extra, pred):
+    """Structured perceptron step on every head's children; returns the number of errors.
+
+    ``extra`` (N, labels): scores added to the emissions (the dense term, updated by the
+    caller); ``pred`` (N,) receives the predicted labels.
+    """
     N = bases.shape[0]
-    pred = np.zeros(N, dtype=np.int64)
     T = np.zeros((4, nlabels, nlabels))
     ptr, kids = children_of(heads)
     err = 0
@@ -89,6 +93,8 @@ def train_step(heads, bases, counts, upos, gold, w, acc, c, mask, nlabels):
                 fill_transitions(upos[h], side, w, mask, nlabels, T)
                 done[side] = True
         E = head_emissions(ch, bases, counts, w, mask, nlabels)
+        for i in range(ch.shape[0]):
+            E[i] += extra[ch[i]]
         label_chain(E, T[3, START], T, ch, h, N_SPECIAL, pred)
         wrong = 0
         for m in ch:
@@ -112,22 +118,46 @@ def _prepare(encoded, heads, rels, vocab):
     return data
 
 
-def _train(data, bits, nlabels, epochs, seed, what="labeler"):
+def _train(data, bits, nlabels, epochs, seed, what="labeler", dense=None):
+    """Averaged perceptron over ``data`` (:func:`_prepare`); returns ``(w, W)``, ``W`` the
+    averaged dense weights (buckets, labels, 3D) when ``dense = (z, pf, factor, buckets)``
+    gives each sentence's standardised vectors ``z[i]`` (:mod:`depparse.features.label_dense`),
+    else None."""
     mask = np.uint64((1 << bits) - 1)
     w = np.zeros(1 << bits)
     acc = np.zeros(1 << bits)
+    W = accW = None
+    if dense is not None:
+        zs, pf, factor, buckets = dense
+        W = np.zeros((buckets, nlabels, 3 * zs[0].shape[1]))
+        accW = np.zeros_like(W)
     c = 0.0
     for ep in range(epochs):
         t0 = time.perf_counter()
         errors = words = 0
         for i in np.random.default_rng([seed, 77, ep]).permutation(len(data)):
             heads_, upos, bases, counts, gold = data[i]
-            errors += train_step(heads_, bases, counts, upos, gold, w, acc, c, mask, nlabels)
-            words += len(gold) - 1
+            N = len(gold)
+            pred = np.zeros(N, dtype=np.int64)
+            if W is None:
+                extra = np.zeros((N, nlabels))
+            else:
+                F, dirs = arc_label_features(zs[i], heads_, pf, factor, buckets)
+                extra = dense_label_scores(F, dirs, W)
+            errors += train_step(heads_, bases, counts, upos, gold, w, acc, c, mask, nlabels,
+                                 extra, pred)
+            if W is not None:
+                bad = np.flatnonzero(pred[1:] != gold[1:]) + 1
+                if len(bad):
+                    for y, sign in ((gold, 1.0), (pred, -1.0)):
+                        np.add.at(W, (dirs[bad], y[bad]), sign * F[bad])
+                        np.add.at(accW, (dirs[bad], y[bad]), (sign * c) * F[bad])
+            words += N - 1
             c += 1.0
         log.info("%s epoch %d/%d: %.2f%% of the training labels wrong, %.1f s", what, ep + 1,
                  epochs, 100.0 * errors / max(1, words), time.perf_counter() - t0)
-    return w - acc / max(c, 1.0)
+    c = max(c, 1.0)
+    return w - acc / c, (None if W is None else W - accW / c)
 
 
 def train_labeler(encoded, heads, rels, vocab, bits=20, epochs=8, seed=0):
@@ -140,7 +170,21 @@ def train_labeler(encoded, heads, rels, vocab, bits=20, epochs=8, seed=0):
     rels : list of (n+1,) str arrays (gold DEPREL)
     vocab : Vocabularies (its ``deprel`` vocabulary defines the label set)
     """
-    return _train(_prepare(encoded, heads, rels, vocab), bits, len(vocab.deprel), epochs, seed)
+    return _train(_prepare(encoded, heads, rels, vocab), bits, len(vocab.deprel), epochs,
+                  seed)[0]
+
+
+def train_labeler_dense(encoded, heads, rels, vocab, term, bits=20, epochs=8, seed=0,
+                        factor=1.0, buckets=2):
+    """:func:`train_labeler` with dense label scores over the vectors of the parser's dense
+    arc term ``term`` (:class:`~depparse.features.dense.DenseArcs`; the sentences must be
+    encoded with their vectors); ``buckets``: 2 (weights per direction) or 11 (per direction
+    and distance, :func:`~depparse.features.label_dense.arc_bucket_of`); returns
+    ``(w, LabelDense)``."""
+    zs = [term.sentence(e).astype(np.float32) for e in encoded]
+    w, W = _train(_prepare(encoded, heads, rels, vocab), bits, len(vocab.deprel), epochs, seed,
+                  dense=(zs, np.float32(term.pf), np.float32(factor), buckets))
+    return w, LabelDense(W, factor, term)
 
 
 @nb.njit(cache=True)
@@ -244,7 +288,7 @@ def held_out_label_scores(encoded, heads, rels, vocab, bits=20, epochs=8, seed=0
     j = r = 0
     for f in range(folds):
         rest = [d for d, a in zip(data, assign, strict=True) if a != f]
-        w = _train(rest, bits, nlabels, epochs, seed, what=f"labeler for fold {f + 1}/{folds}")
+        w = _train(rest, bits, nlabels, epochs, seed, what=f"labeler for fold {f + 1}/{folds}")[0]
         tables[f] = transition_tables(w, mask, nlabels, len(vocab.upos))
         for d, a in zip(data, assign, strict=True):
             if a == f:

@@ -34,7 +34,7 @@ from ..decode.dual import dual_decompose
 from ..encoding.context import ContextClasses
 from ..encoding.minilm import batch_word_vectors
 from ..encoding.vocab import Vocabularies
-from ..errors import CheckpointError, TrainingDataError
+from ..errors import CheckpointError, ConfigError, TrainingDataError
 from ..evaluate import evaluate
 from ..features.parts import build_parts, structure_features
 from ..inference.parser import Parser, tree_decoder
@@ -42,7 +42,7 @@ from ..inference.pruning import candidate_arcs
 from ..model import Component, Model, atomic_savez
 from .data import check_training_sentences
 from .dense import DenseLearner
-from .labeler import learn_label_constraints, train_labeler
+from .labeler import learn_label_constraints, train_labeler, train_labeler_dense
 from .pruner import train_pruner
 from .tagger import fit_tagger, jackknife
 from .tokenizer import train_tokenizer
@@ -403,6 +403,9 @@ def prepare(train_sents, dev_sents, config=None, decoding=None, training=None, c
         trainer.training = dataclasses.replace(trainer.training, epochs=training.epochs)
         config, decoding, training = trainer.config, trainer.decoding, trainer.training
         vocab = trainer.vocab
+    if training.labeler_dense and not config.dense_layer:
+        raise ConfigError("labeler_dense", "reads the vectors of the dense arc term: it needs "
+                                           "dense_layer > 0")
     check_training_sentences(train_sents, "training", decoding.single_root)
     if dev_sents:
         check_training_sentences(dev_sents, "dev", decoding.single_root)
@@ -484,15 +487,21 @@ def end_epoch(st: Setup, mistakes, correct, seconds, checkpoint, label="", **ext
 
 def finish(st: Setup, train_sents, t_start, **extra) -> Model:
     """Train the labeler and return the model with averaged weights and training info."""
-    labeler = constraints = None
+    labeler = constraints = label_dense = None
     t_lab = 0.0
     tr = st.trainer.training
     lab_epochs = tr.epochs if tr.labeler_epochs is None else tr.labeler_epochs
     if lab_epochs > 0:
         t0 = time.perf_counter()
-        labeler = train_labeler(st.encoded, st.heads, [s.rels for s in train_sents],
-                                st.trainer.vocab, bits=st.trainer.config.labeler_bits,
-                                epochs=lab_epochs, seed=tr.seed)
+        if tr.labeler_dense:
+            labeler, label_dense = train_labeler_dense(
+                st.encoded, st.heads, [s.rels for s in train_sents], st.trainer.vocab,
+                st.trainer.dense_scorer(), bits=st.trainer.config.labeler_bits,
+                epochs=lab_epochs, seed=tr.seed, factor=tr.labeler_dense)
+        else:
+            labeler = train_labeler(st.encoded, st.heads, [s.rels for s in train_sents],
+                                    st.trainer.vocab, bits=st.trainer.config.labeler_bits,
+                                    epochs=lab_epochs, seed=tr.seed)
         t_lab = time.perf_counter() - t0
         log.info("labeler trained in %.1f s", t_lab)
         if tr.label_constraints:
@@ -508,6 +517,8 @@ def finish(st: Setup, train_sents, t_start, **extra) -> Model:
     model.labeler = labeler
     if constraints is not None:
         model.components["label_constraints"] = constraints
+    if label_dense is not None:
+        model.components["label_dense"] = Component(*label_dense.to_component())
     if st.tagger is not None:
         model.components["tagger"] = st.tagger
     if tr.tokenizer:
