@@ -24,7 +24,7 @@ from ..decode.bnb import PROOF_DUAL, PROOF_EXACT, decode_exact
 from ..decode.dual import dual_decompose
 from ..decode.eisner import eisner
 from ..decode.mst import chu_liu_edmonds
-from ..encoding.minilm import word_vectors
+from ..encoding.minilm import one_blas_thread, word_vectors
 from ..errors import InputWarning, UsageError
 from ..features.dense import model_dense_term
 from ..features.label_dense import LabelDense
@@ -246,8 +246,12 @@ class Parser:
         sentences per forward pass (``Vocabularies.iter_context_vectors``: bit for bit the
         vectors of one sentence at a time, in about a third of the time)."""
         vectors = self.model.vocab.iter_context_vectors(sentences)
-        return [self.parse_one(s, vectors=v, **kw)
-                for s, v in zip(sentences, vectors, strict=True)]
+        # one BLAS thread for the whole batch (the encoder's and the labeler's dense products
+        # are small: threads only contend, worst in --jobs workers); set once, not per
+        # sentence, which would cost more than the labeler's products
+        with one_blas_thread():
+            return [self.parse_one(s, vectors=v, **kw)
+                    for s, v in zip(sentences, vectors, strict=True)]
 
     def parse(self, sentences, *, max_iter=None, single_root=None, time_limit=None, jobs=1,
               return_results=False, trace=None, retag=False):

@@ -25,6 +25,7 @@ import numpy as np
 
 from ..decode.labels import children_of, label_chain, soft_label_chain
 from ..encoding.ids import START
+from ..encoding.minilm import one_blas_thread
 from ..features.hashing import mix
 from ..features.label_constraints import constraint_set
 from ..features.label_dense import LabelDense, arc_label_features, dense_label_scores
@@ -182,8 +183,9 @@ def train_labeler_dense(encoded, heads, rels, vocab, term, bits=20, epochs=8, se
     and distance, :func:`~depparse.features.label_dense.arc_bucket_of`); returns
     ``(w, LabelDense)``."""
     zs = [term.sentence(e).astype(np.float32) for e in encoded]
-    w, W = _train(_prepare(encoded, heads, rels, vocab), bits, len(vocab.deprel), epochs, seed,
-                  dense=(zs, np.float32(term.pf), np.float32(factor), buckets))
+    with one_blas_thread():  # one small product per sentence: BLAS threads only contend
+        w, W = _train(_prepare(encoded, heads, rels, vocab), bits, len(vocab.deprel), epochs,
+                      seed, dense=(zs, np.float32(term.pf), np.float32(factor), buckets))
     return w, LabelDense(W, factor, term)
 
 
