@@ -141,6 +141,10 @@ def test_model_with_constraints_round_trip(tmp_path):
     m2.components["label_constraints"].meta["version"] = 99
     with pytest.raises(ModelError, match="label constraints of version 99"):
         Parser(m2)
+    m2.components["label_constraints"].meta["version"] = 1
+    del m2.components["label_constraints"].arrays["rho"]
+    with pytest.raises(ModelError, match="lack the array 'rho'"):
+        Parser(m2)
 
 
 @pytest.mark.corpora

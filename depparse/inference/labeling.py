@@ -122,8 +122,12 @@ class Labeler:
                 raise ModelError(f"label constraints of version {meta.get('version')!r}; this "
                                  f"depparse reads version {CONSTRAINTS_VERSION}: retrain the "
                                  "model or use a newer depparse")
-            A, b, rho = (np.ascontiguousarray(constraints.arrays[k], dtype=np.float64)
-                         for k in ("A", "b", "rho"))
+            try:
+                A, b, rho = (np.ascontiguousarray(constraints.arrays[k], dtype=np.float64)
+                             for k in ("A", "b", "rho"))
+            except KeyError as e:
+                raise ModelError(f"the model's label constraints lack the array {e}: corrupt "
+                                 "model file") from None
             if A.shape != (len(b), self.nlabels) or rho.shape != b.shape:
                 raise ModelError(f"label constraints of shape {A.shape} for {self.nlabels} "
                                  "labels: the model file is inconsistent")
