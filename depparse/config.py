@@ -222,6 +222,9 @@ class TrainConfig(_Config):
                                       "head's children (at most one subject, an iobj needs an "
                                       "object ...: Anzaroot et al. 2014), their penalties on "
                                       "jackknifed labels of the training data")
+    pruner_dense: float = setting(0.0, "dense arc scores in the pruner over the vectors of "
+                                  "--dense-layer, learned at this AdaGrad rate (0: none)",
+                                  lo=0.0, metavar="R")
     pruner_epochs: int = setting(1, "epochs of the arc pruner", lo=1, cli=())
     pruner_folds: int = setting(4, "jackknife folds for pruning the training data (0 or 1: "
                                 "prune it with the final pruner)", lo=0, cli=())

@@ -26,7 +26,7 @@ from ..decode.eisner import eisner
 from ..decode.mst import chu_liu_edmonds
 from ..encoding.minilm import one_blas_thread, word_vectors
 from ..errors import InputWarning, UsageError
-from ..features.dense import model_dense_term
+from ..features.dense import DenseArcs, model_dense_term
 from ..features.label_dense import LabelDense
 from ..features.parts import build_parts
 from ..model import Model
@@ -94,6 +94,8 @@ class Parser:
         self.dense = model_dense_term(model.components.get("dense"), model.config.dense_layer,
                                       0 if model.vocab is None else model.vocab.vector_layer,
                                       model.config.dense_parts)
+        pd = model.components.get("pruner_dense")
+        self.pruner_dense = None if pd is None else DenseArcs.from_component(pd.meta, pd.arrays)
         self.labeler = None
         if model.labeler is not None:
             ld = model.components.get("label_dense")
@@ -132,7 +134,8 @@ class Parser:
         single = d.single_root if single_root is None else single_root
         pw = self.pw if self.order > 0 else None
         return candidate_arcs(enc, pw, self.config.pruner_bits, d.prune_threshold,
-                              d.prune_max_heads, single)
+                              d.prune_max_heads, single, self.pruner_dense if pw is not None
+                              else None)
 
     def part_table(self, enc, keep=None, weights=None, dense=None):
         """The scored parts (:class:`~depparse.decode.parts.PartTable`) of an encoded sentence

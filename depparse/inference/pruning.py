@@ -15,7 +15,8 @@ from ..features.parts import all_arcs, score_all_arcs
 __all__ = ["candidate_arcs"]
 
 
-def candidate_arcs(enc, pruner=None, bits=0, threshold=1e-5, max_heads=20, single_root=True):
+def candidate_arcs(enc, pruner=None, bits=0, threshold=1e-5, max_heads=20, single_root=True,
+                   dense=None):
     """Kept arcs ``(N, N)`` bool of an encoded sentence.
 
     Parameters
@@ -28,8 +29,12 @@ def candidate_arcs(enc, pruner=None, bits=0, threshold=1e-5, max_heads=20, singl
         See the module docstring.
     single_root : bool
         The pruner's best tree, always kept so that a tree exists, has a single root.
+    dense : DenseArcs, optional
+        The pruner's dense term (a model's ``pruner_dense`` component), added to its scores.
     """
     if pruner is None:
         return all_arcs(enc.n + 1)
     s = score_all_arcs(enc, pruner, bits)
+    if dense is not None:
+        dense.add_scores(enc, all_arcs(enc.n + 1), s)
     return prune_mask(s, arc_marginals(s), threshold, max_heads, single_root)

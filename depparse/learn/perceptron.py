@@ -36,6 +36,7 @@ from ..encoding.minilm import batch_word_vectors
 from ..encoding.vocab import Vocabularies
 from ..errors import CheckpointError, ConfigError, TrainingDataError
 from ..evaluate import evaluate
+from ..features.dense import DenseArcs
 from ..features.parts import build_parts, structure_features
 from ..inference.parser import Parser, tree_decoder
 from ..inference.pruning import candidate_arcs
@@ -43,7 +44,7 @@ from ..model import Component, Model, atomic_savez
 from .data import check_training_sentences
 from .dense import DenseLearner
 from .labeler import learn_label_constraints, train_labeler, train_labeler_dense
-from .pruner import train_pruner
+from .pruner import fresh_pruner_dense, train_pruner
 from .tagger import fit_tagger, jackknife
 from .tokenizer import train_tokenizer
 from .updates import diff_stats, update
@@ -83,6 +84,7 @@ class Trainer:
         self.epoch = 0
         self.history: list[dict] = []
         self.dense = None  # DenseLearner of models with dense_layer (set by prepare)
+        self.pruner_dense = None  # the pruner's DenseArcs (train --pruner-dense)
 
     # -- model views -----------------------------------------------------------------------
     def averaged(self):
@@ -96,6 +98,8 @@ class Trainer:
         m = Model(self.config, self.vocab, w, self.pruner, None, info or {}, self.decoding)
         if self.dense is not None:
             m.components["dense"] = Component(*self.dense_scorer(averaged).to_component())
+        if self.pruner_dense is not None:
+            m.components["pruner_dense"] = Component(*self.pruner_dense.to_component())
         return m
 
     def dense_scorer(self, averaged=True):
@@ -195,6 +199,12 @@ class Trainer:
             meta["dense"] = dmeta
             arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
             arrays.update({f"dense.{k}": v for k, v in darrays.items()})
+        if self.pruner_dense is not None:
+            pmeta, parrays = self.pruner_dense.to_component()
+            parrays.update(self.pruner_dense.layout.split(self.pruner_dense.theta))  # float64
+            meta["pruner_dense"] = pmeta
+            arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+            arrays.update({f"pruner_dense.{k}": v for k, v in parrays.items()})
         atomic_savez(path, arrays)
 
     @classmethod
@@ -218,6 +228,10 @@ class Trainer:
                 if meta.get("dense"):
                     t.dense = DenseLearner.from_state(
                         meta["dense"], {k[6:]: z[k] for k in z.files if k.startswith("dense.")})
+                if meta.get("pruner_dense"):
+                    t.pruner_dense = DenseArcs.from_component(
+                        meta["pruner_dense"], {k[13:]: z[k] for k in z.files
+                                               if k.startswith("pruner_dense.")})
         except CheckpointError:
             raise
         except Exception as e:  # noqa: BLE001 - whatever is wrong, it cannot be resumed from
@@ -242,13 +256,16 @@ def _keep_masks(parser, encoded, heads=None):
     return out
 
 
-def _jackknife_keep_masks(config, decoding, encoded, heads, folds, pruner_epochs, seed):
+def _jackknife_keep_masks(config, decoding, encoded, heads, folds, pruner_epochs, seed,
+                          pruner_dense=None, lr_dense=0.0):
     """Kept arcs of the training sentences, each pruned by a pruner that did not see it.
 
     A pruner trained on all of the training data is far more confident on it than on new
     text, so the higher-order model would train on candidate sets much smaller than it meets
     at test time.  With ``folds >= 2`` the training data is split into ``folds`` parts and each
     part is pruned by a pruner trained on the others (jackknifing).  Gold arcs are always kept.
+    ``pruner_dense``: the final pruner's dense term, whose standardisation each fold's pruner
+    reuses with parameters of its own (rate ``lr_dense``).
     """
     if folds < 2 or len(encoded) < 2 * folds:
         return None
@@ -258,12 +275,14 @@ def _jackknife_keep_masks(config, decoding, encoded, heads, folds, pruner_epochs
              "other %d folds", folds, folds - 1)
     for f in range(folds):
         tr = [i for i in range(len(encoded)) if fold_of[i] != f]
+        pd = None if pruner_dense is None else fresh_pruner_dense(pruner_dense)
         pw = train_pruner([encoded[i] for i in tr], [heads[i] for i in tr],
                           bits=config.pruner_bits, epochs=pruner_epochs, seed=seed + 1 + f,
-                          label=f"jackknife pruner {f + 1}/{folds}")
+                          label=f"jackknife pruner {f + 1}/{folds}", dense=pd,
+                          lr_dense=lr_dense)
         for i in np.flatnonzero(fold_of == f):
             k = candidate_arcs(encoded[i], pw, config.pruner_bits, decoding.prune_threshold,
-                               decoding.prune_max_heads, decoding.single_root)
+                               decoding.prune_max_heads, decoding.single_root, pd)
             k[heads[i][1:], np.arange(1, encoded[i].n + 1)] = True
             keep[i] = k
     return keep
@@ -403,9 +422,10 @@ def prepare(train_sents, dev_sents, config=None, decoding=None, training=None, c
         trainer.training = dataclasses.replace(trainer.training, epochs=training.epochs)
         config, decoding, training = trainer.config, trainer.decoding, trainer.training
         vocab = trainer.vocab
-    if training.labeler_dense and not config.dense_layer:
-        raise ConfigError("labeler_dense", "reads the vectors of the dense arc term: it needs "
-                                           "dense_layer > 0")
+    for name in ("labeler_dense", "pruner_dense"):
+        if getattr(training, name) and not config.dense_layer:
+            raise ConfigError(name, "reads the vectors of the dense arc term: it needs "
+                                    "dense_layer > 0")
     check_training_sentences(train_sents, "training", decoding.single_root)
     if dev_sents:
         check_training_sentences(dev_sents, "dev", decoding.single_root)
@@ -424,19 +444,25 @@ def prepare(train_sents, dev_sents, config=None, decoding=None, training=None, c
     heads = [np.asarray(s.heads, dtype=np.int64) for s in train_sents]
     t_prune = 0.0
     if trainer is None:
-        pruner = None
+        pruner = pruner_dense = dense = None
+        if config.dense_layer:
+            dense = DenseLearner.start(config, [e.vectors for e in encoded], seed)
         if config.order > 0:
             t0 = time.perf_counter()
+            if training.pruner_dense:
+                pruner_dense = fresh_pruner_dense(dense.scorer)
             pruner = train_pruner(encoded, heads, bits=config.pruner_bits, label="arc pruner",
-                                  epochs=training.pruner_epochs, seed=seed)
+                                  epochs=training.pruner_epochs, seed=seed, dense=pruner_dense,
+                                  lr_dense=training.pruner_dense)
             t_prune = time.perf_counter() - t0
             log.info("pruner trained in %.1f s", t_prune)
         trainer = Trainer(config, vocab, pruner, decoding, training)
-        if config.dense_layer:
-            trainer.dense = DenseLearner.start(config, [e.vectors for e in encoded], seed)
+        trainer.dense = dense
+        trainer.pruner_dense = pruner_dense
     parser = Parser(trainer.model(averaged=False))
-    train_keep = _jackknife_keep_masks(config, decoding, encoded, heads, training.pruner_folds,
-                                       training.pruner_epochs, seed) if config.order > 0 else None
+    train_keep = _jackknife_keep_masks(
+        config, decoding, encoded, heads, training.pruner_folds, training.pruner_epochs, seed,
+        trainer.pruner_dense, training.pruner_dense) if config.order > 0 else None
     if train_keep is None:
         train_keep = _keep_masks(parser, encoded, heads)
     data = list(zip(encoded, heads, train_keep, strict=True))

@@ -5,6 +5,10 @@ hashed weight vector; its marginals (matrix-tree theorem, :mod:`depparse.decode.
 which arcs the higher-order models see (:mod:`depparse.inference.pruning`; Koo et al. 2010,
 Sec. 7; Koo et al. 2007).  The gradient of
 ``log p(y | x)`` is ``sum_{(h,m) in y} phi(h, m) - sum_{(h,m)} mu(h, m) phi(h, m)``.
+
+With ``dense`` (``train --pruner-dense R``) the pruner's arc scores also get a dense term over
+the encoder's vectors, the linear sections of :mod:`depparse.features.dense` with parameters
+of its own, learned by the same AdaGrad steps (rate ``R``) from the same gradient.
 """
 
 from __future__ import annotations
@@ -16,9 +20,10 @@ import numba as nb
 import numpy as np
 
 from ..decode.prune import arc_marginals
-from ..features.parts import MAX_FEATS, arc_features, score_all_arcs
+from ..features.dense import DenseArcs, DenseLayout, dense_arc_gradient
+from ..features.parts import MAX_FEATS, all_arcs, arc_features, score_all_arcs
 
-__all__ = ["train_pruner"]
+__all__ = ["fresh_pruner_dense", "pruner_dense_gradient", "train_pruner"]
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +50,30 @@ def _adagrad_step(form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr, fe
                 w[j] += lr * g / np.sqrt(G[j])
 
 
-def train_pruner(encoded, gold_heads, bits=22, epochs=1, lr=0.1, seed=0, label="pruner"):
+def fresh_pruner_dense(term: DenseArcs) -> DenseArcs:
+    """A zero dense term for the pruner with the standardisation of ``term`` (the parser's
+    dense arc term): linear sections only (rank 0), its own parameters."""
+    layout = DenseLayout(term.layout.dim, 0)
+    return DenseArcs(term.layer, term.mean, term.std, term.scale, layout, np.zeros(layout.size))
+
+
+def pruner_dense_gradient(z, dense: DenseArcs, mu, heads):
+    """Gradient of ``log p(heads | x)`` with respect to ``dense.theta``: ``sum_{h,m} (y(h, m) -
+    mu(h, m)) d dense(h, m) / d theta`` (``z``: the standardised vectors, root row zero)."""
+    N = mu.shape[0]
+    g = -mu.copy()
+    g[heads[1:], np.arange(1, N)] += 1.0
+    np.fill_diagonal(g, 0.0)
+    g[:, 0] = 0.0
+    hs, ms = np.nonzero(np.abs(g) > 1e-6)
+    grad = np.zeros(dense.theta.shape[0])
+    dense_arc_gradient(z, dense.theta, dense.layout.buckets, 0, dense.pf, hs.astype(np.int64),
+                       ms.astype(np.int64), g[hs, ms], grad)
+    return grad
+
+
+def train_pruner(encoded, gold_heads, bits=22, epochs=1, lr=0.1, seed=0, label="pruner",
+                 dense=None, lr_dense=0.1):
     """Train the pruner by AdaGrad on the conditional log-likelihood.
 
     Parameters
@@ -61,6 +89,9 @@ def train_pruner(encoded, gold_heads, bits=22, epochs=1, lr=0.1, seed=0, label="
         Seed of the per-epoch shuffles.
     label : str
         Name in the log lines (e.g. which jackknife fold).
+    dense : DenseArcs, optional
+        The pruner's dense term (:func:`fresh_pruner_dense`), trained in place (its ``theta``)
+        at AdaGrad rate ``lr_dense``; the sentences must carry their encoder vectors.
 
     Returns
     -------
@@ -68,6 +99,7 @@ def train_pruner(encoded, gold_heads, bits=22, epochs=1, lr=0.1, seed=0, label="
     """
     w = np.zeros(1 << bits)
     G = np.full(1 << bits, 1e-8)
+    Gd = None if dense is None else np.full(dense.theta.shape[0], 1e-8)
     mask = np.uint64((1 << bits) - 1)
     rng = np.random.default_rng(seed)
     for ep in range(epochs):
@@ -78,10 +110,17 @@ def train_pruner(encoded, gold_heads, bits=22, epochs=1, lr=0.1, seed=0, label="
             if e.n == 0:
                 continue
             s = score_all_arcs(e, w, bits)
+            if dense is not None:
+                z = dense.sentence(e)
+                dense.add_scores(e, all_arcs(e.n + 1), s)
             mu = arc_marginals(s)
             hd = gold_heads[i]
             ll += float(np.log(np.maximum(mu[hd[1:], np.arange(1, e.n + 1)], 1e-300)).sum())
             _adagrad_step(*e.arrays(), w, G, mask, mu, hd, lr)
+            if dense is not None:
+                gd = pruner_dense_gradient(z, dense, mu, hd)
+                Gd += gd * gd
+                dense.theta += lr_dense * gd / np.sqrt(Gd)
         log.info("%s epoch %d/%d: mean log-probability of a gold arc %.4f, %.1f s", label,
                  ep + 1, epochs, ll / max(1, sum(e.n for e in encoded)),
                  time.perf_counter() - t0)
