@@ -377,10 +377,11 @@ class DenseArcs:
                              "vocabularies)")
         return self.standardise(enc.vectors)
 
-    def add_scores(self, enc, keep, arc) -> None:
-        """``arc[h, m] += dense(h, m)`` for the kept arcs of an encoded sentence."""
-        add_dense_scores(self.sentence(enc), self.theta, self.layout.buckets, self.layout.rank,
-                         self.pf, keep, arc)
+    def add_scores(self, enc, keep, arc, z=None) -> None:
+        """``arc[h, m] += dense(h, m)`` for the kept arcs of an encoded sentence (``z``: its
+        :meth:`sentence`, where the caller has it already)."""
+        add_dense_scores(self.sentence(enc) if z is None else z, self.theta,
+                         self.layout.buckets, self.layout.rank, self.pf, keep, arc)
 
     def add_tables(self, enc, parts, order) -> None:
         """Add the sibling and grandparent dense scores to the transition tables of a

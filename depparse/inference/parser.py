@@ -134,8 +134,7 @@ class Parser:
         single = d.single_root if single_root is None else single_root
         pw = self.pw if self.order > 0 else None
         return candidate_arcs(enc, pw, self.config.pruner_bits, d.prune_threshold,
-                              d.prune_max_heads, single, self.pruner_dense if pw is not None
-                              else None)
+                              d.prune_max_heads, single, self.pruner_dense)
 
     def part_table(self, enc, keep=None, weights=None, dense=None):
         """The scored parts (:class:`~depparse.decode.parts.PartTable`) of an encoded sentence

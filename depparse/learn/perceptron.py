@@ -190,21 +190,17 @@ class Trainer:
                 "config": self.config.to_dict(), "decoding": self.decoding.to_dict(),
                 "training": self.training.to_dict(), "ipm_shards": self.ipm_shards,
                 "vocab": self.vocab.to_json(), "history": self.history}
-        arrays = {"meta": np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
-                  "w": self.w, "acc": self.acc}
+        arrays = {"w": self.w, "acc": self.acc}
         if self.pruner is not None:
             arrays["pruner"] = self.pruner
         if self.dense is not None:
-            dmeta, darrays = self.dense.state()
-            meta["dense"] = dmeta
-            arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+            meta["dense"], darrays = self.dense.state()
             arrays.update({f"dense.{k}": v for k, v in darrays.items()})
         if self.pruner_dense is not None:
-            pmeta, parrays = self.pruner_dense.to_component()
+            meta["pruner_dense"], parrays = self.pruner_dense.to_component()
             parrays.update(self.pruner_dense.layout.split(self.pruner_dense.theta))  # float64
-            meta["pruner_dense"] = pmeta
-            arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
             arrays.update({f"pruner_dense.{k}": v for k, v in parrays.items()})
+        arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
         atomic_savez(path, arrays)
 
     @classmethod
@@ -226,12 +222,10 @@ class Trainer:
                 t.w = z["w"].copy()
                 t.acc = z["acc"].copy()
                 if meta.get("dense"):
-                    t.dense = DenseLearner.from_state(
-                        meta["dense"], {k[6:]: z[k] for k in z.files if k.startswith("dense.")})
+                    t.dense = DenseLearner.from_state(meta["dense"], _section(z, "dense."))
                 if meta.get("pruner_dense"):
-                    t.pruner_dense = DenseArcs.from_component(
-                        meta["pruner_dense"], {k[13:]: z[k] for k in z.files
-                                               if k.startswith("pruner_dense.")})
+                    t.pruner_dense = DenseArcs.from_component(meta["pruner_dense"],
+                                                              _section(z, "pruner_dense."))
         except CheckpointError:
             raise
         except Exception as e:  # noqa: BLE001 - whatever is wrong, it cannot be resumed from
@@ -242,6 +236,11 @@ class Trainer:
         t.history = list(meta["history"])
         t.ipm_shards = meta.get("ipm_shards")
         return t
+
+
+def _section(npz, prefix):
+    """The arrays of an open ``.npz`` whose names start with ``prefix``, without it."""
+    return {k[len(prefix):]: npz[k] for k in npz.files if k.startswith(prefix)}
 
 
 def _keep_masks(parser, encoded, heads=None):

@@ -112,7 +112,7 @@ def train_pruner(encoded, gold_heads, bits=22, epochs=1, lr=0.1, seed=0, label="
             s = score_all_arcs(e, w, bits)
             if dense is not None:
                 z = dense.sentence(e)
-                dense.add_scores(e, all_arcs(e.n + 1), s)
+                dense.add_scores(e, all_arcs(e.n + 1), s, z)
             mu = arc_marginals(s)
             hd = gold_heads[i]
             ll += float(np.log(np.maximum(mu[hd[1:], np.arange(1, e.n + 1)], 1e-300)).sum())
