@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, fields
 
 from .errors import ConfigError
 from .features.labels import LABELER_KIND
-from .features.parts import FEATURE_SET
+from .features.parts import FEATURE_SET, template_names
 
 __all__ = ["DecodeConfig", "ModelConfig", "TrainConfig", "MODEL_TYPES", "check", "split_settings"]
 
@@ -145,9 +145,17 @@ class ModelConfig(_Config):
     storage: str = setting("int8", "dtype of the weights in the file (int8: 8-bit "
                            "square-root companding, half the size of float16 and measured "
                            "lossless; depparse.model)", choices=("float16", "float32", "int8"))
+    templates_off: str = setting("", "parser feature templates the model leaves out: "
+                                 "comma-separated names of depparse.features.templates (set by "
+                                 "--template-budget)", cli=())
 
     def __post_init__(self):
         super().__post_init__()
+        try:
+            names = template_names(self.templates_off)
+        except ValueError as e:
+            raise ConfigError("templates_off", str(e)) from None
+        self.templates_off = ",".join(names)
         if not self.context_coarse:
             self.context_coarse = min(64, max(1, self.context_classes // 16))
         self.feature_set = self.feature_set or FEATURE_SET
@@ -225,6 +233,12 @@ class TrainConfig(_Config):
     pruner_dense: float = setting(0.0, "dense arc scores in the pruner over the vectors of "
                                   "--dense-layer, learned at this AdaGrad rate (0: none)",
                                   lo=0.0, metavar="R")
+    template_budget: int = setting(0, "structured sparsity (Martins et al. 2011): choose at "
+                                   "most B of the parser's feature templates by group-lasso "
+                                   "training, then train on those only (0: all templates)",
+                                   lo=0, metavar="B")
+    template_epochs: int = setting(3, "with --template-budget: epochs of the group-lasso "
+                                   "training that chooses the templates", lo=1, cli=())
     pruner_epochs: int = setting(1, "epochs of the arc pruner", lo=1, cli=())
     pruner_folds: int = setting(4, "jackknife folds for pruning the training data (0 or 1: "
                                 "prune it with the final pruner)", lo=0, cli=())

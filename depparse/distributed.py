@@ -298,6 +298,9 @@ def train_distributed(train_sents, dev_sents=None, config=None, decoding=None, t
     if config is not None and config.dense_layer:
         raise ConfigError("dense_layer", "is not supported by iterative parameter mixing "
                           "(--scheduler): train the dense arc term in one process")
+    if training is not None and training.template_budget:
+        raise ConfigError("template_budget", "is not supported by iterative parameter mixing "
+                          "(--scheduler): choose templates in one process")
     t_start = time.perf_counter()
     st = prepare(train_sents, dev_sents, config, decoding, training, checkpoint, resume)
     trainer, data = st.trainer, st.data

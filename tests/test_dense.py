@@ -28,7 +28,7 @@ from depparse.features.dense import (
     dense_arc_sum,
     model_dense_term,
 )
-from depparse.features.parts import all_arcs, build_parts, structure_features
+from depparse.features.parts import ALL_TEMPLATES, all_arcs, build_parts, structure_features
 from depparse.inference.parser import Parser
 from depparse.learn.dense import DenseLearner
 from depparse.learn.perceptron import Trainer, gold_structure
@@ -205,8 +205,8 @@ def test_part_scores_equal_sparse_plus_dense(order, higher):
         score = _primal_score(heads, *pt.arrays(), gpos, order == 2)
         mods, gpar = gold_structure(heads)
         only = np.ones(N, dtype=bool)
-        idx = structure_features(*e.arrays(), np.uint64((1 << bits) - 1), order, mods, gpar,
-                                 only)
+        idx = structure_features(*e.arrays(), np.uint64((1 << bits) - 1), ALL_TEMPLATES, order,
+                                 mods, gpar, only)
         phi = np.zeros(1 << bits)
         update(phi, np.zeros(1 << bits), 0.0, idx, 1.0)
         learner = DenseLearner(term)

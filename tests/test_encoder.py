@@ -20,7 +20,7 @@ from depparse.encoding.ids import CLUSTER_SHIFT
 from depparse.encoding.minilm import MiniLM, batch_word_vectors, find_encoder, get_encoder
 from depparse.encoding.vocab import Vocabularies
 from depparse.errors import EncoderError
-from depparse.features.parts import arc_features
+from depparse.features.parts import ALL_TEMPLATES, arc_features
 
 
 def _have_encoder():
@@ -85,10 +85,10 @@ def test_context_templates_only_add_features():
     assert not e.cluster.any()
     mask = np.uint64((1 << 20) - 1)
     buf = np.empty(1024, dtype=np.int64)
-    k0 = arc_features(2, 1, *e.arrays(), mask, buf)
+    k0 = arc_features(2, 1, *e.arrays(), mask, ALL_TEMPLATES, buf)
     plain = set(buf[:k0].tolist())
     e.cluster[:] = [1 | 1 << CLUSTER_SHIFT, 7 | 8 << CLUSTER_SHIFT, 9 | 8 << CLUSTER_SHIFT]
-    k1 = arc_features(2, 1, *e.arrays(), mask, buf)
+    k1 = arc_features(2, 1, *e.arrays(), mask, ALL_TEMPLATES, buf)
     assert k1 > k0 and plain <= set(buf[:k1].tolist())
 
 

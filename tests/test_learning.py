@@ -14,6 +14,7 @@ from depparse.decode.prune import arc_marginals, prune_mask
 from depparse.encoding.ids import END, ROOT, START, UNK
 from depparse.encoding.vocab import Vocabularies
 from depparse.features.parts import (
+    ALL_TEMPLATES,
     arc_features,
     build_parts,
     sib_features,
@@ -82,7 +83,7 @@ def test_arc_features_hand_checked(hand):
     bits = 24
     mask = (1 << bits) - 1
     buf = np.empty(1024, dtype=np.int64)
-    k = arc_features(4, 3, *e.arrays(), np.uint64(mask), buf)  # barked -> dog, leftwards
+    k = arc_features(4, 3, *e.arrays(), np.uint64(mask), ALL_TEMPLATES, buf)  # barked -> dog
     feats = set(buf[:k].tolist())
     hp, mp = e.upos[4], e.upos[3]
     # direction 0 (left), distance 1: attachments a1 = 1 + 0 and a2 = 16 + 0 * 32 + 1
@@ -100,23 +101,27 @@ def test_arc_features_hand_checked(hand):
     n_between = 0
     assert k == 2 * 43 + 1 + 3 * n_between + 1 + 2
     # barked -> . (distance 2): exactly one in-between UPOS (ADV); "." is the last word
-    k2 = arc_features(4, 6, *e.arrays(), np.uint64(mask), buf)
+    k2 = arc_features(4, 6, *e.arrays(), np.uint64(mask), ALL_TEMPLATES, buf)
     f2 = set(buf[:k2].tolist())
     assert (_mix(_tmpl(33, hp, e.upos[5], e.upos[6]), 2) & mask) in f2
     assert (_mix(_tmpl(37, hp, e.upos[6], 0, 2), 2) & mask) in f2
     assert k2 == 2 * 43 + 1 + 3 * 1 + 0 + 2
     # sibling START -> dog on the left of barked, and dog -> END
-    ks = sib_features(4, -1, 3, 0, e.form, e.lemma, e.upos, e.xpos, e.cluster, np.uint64(mask), buf)
+    ks = sib_features(4, -1, 3, 0, e.form, e.lemma, e.upos, e.xpos, e.cluster, np.uint64(mask),
+                      ALL_TEMPLATES, buf)
     assert (_mix(_tmpl(40, hp, START, mp), 64) & mask) in set(buf[:ks].tolist())
-    ks = sib_features(4, 3, -1, 0, e.form, e.lemma, e.upos, e.xpos, e.cluster, np.uint64(mask), buf)
+    ks = sib_features(4, 3, -1, 0, e.form, e.lemma, e.upos, e.xpos, e.cluster, np.uint64(mask),
+                      ALL_TEMPLATES, buf)
     assert (_mix(_tmpl(41, mp, END), 64) & mask) in set(buf[:ks].tolist())
     # loudly -> . on the right of barked: no word between the siblings; START -> . has ADV
     # (loudly) between the head and "." (the UPOS between consecutive siblings)
-    ks = sib_features(4, 5, 6, 1, e.form, e.lemma, e.upos, e.xpos, e.cluster, np.uint64(mask), buf)
+    ks = sib_features(4, 5, 6, 1, e.form, e.lemma, e.upos, e.xpos, e.cluster, np.uint64(mask),
+                      ALL_TEMPLATES, buf)
     sib = set(buf[:ks].tolist())
     assert not any((_mix(_tmpl(81, e.upos[5], e.upos[6], t), 65) & mask) in sib
                    for t in range(len(v.upos)))
-    ks = sib_features(4, -1, 6, 1, e.form, e.lemma, e.upos, e.xpos, e.cluster, np.uint64(mask), buf)
+    ks = sib_features(4, -1, 6, 1, e.form, e.lemma, e.upos, e.xpos, e.cluster, np.uint64(mask),
+                      ALL_TEMPLATES, buf)
     assert (_mix(_tmpl(81, START, e.upos[6], e.upos[5]), 65) & mask) in set(buf[:ks].tolist())
 
 
@@ -140,8 +145,8 @@ def test_part_scores_equal_feature_dot_products(hand, order):
     score = _primal_score(heads, *pt.arrays(), gpos, order == 2)
     phi = np.zeros(1 << bits)
     mods, gpar = gold_structure(heads)
-    idx = structure_features(*e.arrays(), np.uint64((1 << bits) - 1), order, mods, gpar,
-                             np.ones(N, dtype=bool))
+    idx = structure_features(*e.arrays(), np.uint64((1 << bits) - 1), ALL_TEMPLATES, order, mods,
+                             gpar, np.ones(N, dtype=bool))
     update(phi, np.zeros(1 << bits), 0.0, idx, 1.0)
     assert phi @ w == pytest.approx(score, abs=1e-9)
 
@@ -258,8 +263,8 @@ def test_difference_statistics_match_dense_vectors(hand):
     gm, gg = gold_structure(gold)
     pm, pg = gold_structure(pred)
     only = np.ones(N, dtype=bool)
-    a = structure_features(*e.arrays(), mask, 2, gm, gg, only)
-    b = structure_features(*e.arrays(), mask, 2, pm, pg, only)
+    a = structure_features(*e.arrays(), mask, ALL_TEMPLATES, 2, gm, gg, only)
+    b = structure_features(*e.arrays(), mask, ALL_TEMPLATES, 2, pm, pg, only)
     w = np.random.default_rng(0).normal(size=1 << bits)
     dense = np.bincount(a, minlength=1 << bits) - np.bincount(b, minlength=1 << bits)
     dot, norm = diff_stats(w, a, b)

@@ -3,10 +3,12 @@
 A feature is a template id (:mod:`depparse.features.templates`) followed by the ids of its
 atoms (words, tags, classes, distances ...).  :func:`template` starts the hash of a template,
 :func:`mix` folds in one atom after another (the splitmix64 finaliser, a 64-bit
-multiply-xorshift), and :func:`put` / :func:`put2` write the final index ``hash & mask`` into
-a buffer, once per conjunction (direction, direction and distance ...).  Everything here is
-``inline="always"``: the feature kernels of :mod:`.parts` and :mod:`.labels` compile to
-straight-line arithmetic.
+multiply-xorshift).  The parser's kernels call :func:`put` / :func:`put2` with a template id
+and a tuple of atoms; they write the final index ``hash & mask`` into a buffer, once per
+conjunction (direction, direction and distance ...), unless the model leaves that template
+out (the switches ``on``, one per template id: structured sparsity, Martins et al. 2011).
+Everything here is ``inline="always"``: the feature kernels of :mod:`.parts` and
+:mod:`.labels` compile to straight-line arithmetic.
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ import numpy as np
 
 from ..encoding.ids import BOS, CLUSTER_SHIFT, EOS
 
-__all__ = ["CFINE", "CSHIFT", "ctx", "dist_bucket", "dot", "mix", "put", "put2", "tags_between",
-           "template"]
+__all__ = ["CFINE", "CSHIFT", "RECORD", "TID_SHIFT", "ctx", "dist_bucket", "dot", "mix", "put",
+           "put2", "split_recorded", "tags_between", "template"]
 
 #: The fine class of a contextual class code is ``code & CFINE``, the coarse ``code >> CSHIFT``
 #: (:func:`depparse.encoding.ids.cluster_code`).
@@ -30,6 +32,11 @@ _M3 = np.uint64(0x94D049BB133111EB)
 _S30 = np.uint64(30)
 _S27 = np.uint64(27)
 _S31 = np.uint64(31)
+
+#: ``on[tid]`` (the template switches of :func:`put`): emit and record the template's id
+#: in the bits from :data:`TID_SHIFT` up (weight indices have at most 30 bits).
+RECORD = 2
+TID_SHIFT = 40
 
 
 @nb.njit(cache=True, inline="always")
@@ -48,18 +55,48 @@ def template(tmpl, a):
 
 
 @nb.njit(cache=True, inline="always")
-def put(buf, k, hv, att, mask):
-    """``buf[k] =`` the weight index of hash ``hv`` conjoined with ``att``; returns ``k + 1``."""
-    buf[k] = np.int64(mix(hv, att) & mask)
+def _hash(tid, atoms):
+    """The hash of template ``tid`` with the atoms of the tuple ``atoms`` (all integers)."""
+    hv = template(tid, atoms[0])
+    for i in range(1, len(atoms)):
+        hv = mix(hv, atoms[i])
+    return hv
+
+
+@nb.njit(cache=True, inline="always")
+def _index(hv, att, mask, tid, on):
+    v = np.int64(mix(hv, att) & mask)
+    if on[tid] == RECORD:
+        v |= np.int64(tid) << TID_SHIFT
+    return v
+
+
+@nb.njit(cache=True, inline="always")
+def put(buf, k, on, tid, atoms, att, mask):
+    """``buf[k] =`` the weight index of template ``tid`` over ``atoms`` conjoined with
+    ``att``; returns the new count.  Nothing is written when ``on[tid]`` is 0 (a template
+    the model leaves out); with ``on[tid] == RECORD`` the index carries ``tid`` above
+    :data:`TID_SHIFT` (group-lasso training: :func:`split_recorded`)."""
+    if on[tid] == 0:
+        return k
+    buf[k] = _index(_hash(tid, atoms), att, mask, tid, on)
     return k + 1
 
 
 @nb.njit(cache=True, inline="always")
-def put2(buf, k, hv, att1, att2, mask):
-    """:func:`put` twice: ``hv`` conjoined with ``att1`` and with ``att2``."""
-    buf[k] = np.int64(mix(hv, att1) & mask)
-    buf[k + 1] = np.int64(mix(hv, att2) & mask)
+def put2(buf, k, on, tid, atoms, att1, att2, mask):
+    """:func:`put` twice: conjoined with ``att1`` and with ``att2``."""
+    if on[tid] == 0:
+        return k
+    hv = _hash(tid, atoms)
+    buf[k] = _index(hv, att1, mask, tid, on)
+    buf[k + 1] = _index(hv, att2, mask, tid, on)
     return k + 2
+
+
+def split_recorded(idx):
+    """Weight indices and template ids of indices written with ``on[tid] == RECORD``."""
+    return idx & ((1 << TID_SHIFT) - 1), idx >> TID_SHIFT
 
 
 @nb.njit(cache=True, inline="always")

@@ -32,11 +32,12 @@ import numpy as np
 from ..decode.parts import PartTable, build_layout, table_width
 from ..encoding.ids import END, START
 from . import templates as T
-from .hashing import CFINE, CSHIFT, ctx, dist_bucket, dot, mix, put, put2, tags_between, template
+from .hashing import CFINE, CSHIFT, RECORD, ctx, dist_bucket, dot, put, put2, tags_between
 
-__all__ = ["ARC", "SIB", "GRAND", "GSIB", "FEATURE_SET", "MAX_FEATS", "all_arcs", "arc_features",
-           "build_parts", "fill_scores", "grand_features", "gsib_features", "score_all_arcs",
-           "score_arcs", "sib_features", "structure_features"]
+__all__ = ["ALL_TEMPLATES", "ARC", "SIB", "GRAND", "GSIB", "FEATURE_SET", "MAX_FEATS", "all_arcs",
+           "arc_features", "build_parts", "fill_scores", "grand_features", "gsib_features",
+           "parser_templates", "score_all_arcs", "score_arcs", "sib_features",
+           "structure_features", "template_names", "template_switches"]
 
 # Version of the feature templates.  Weights are only meaningful for the templates they were
 # trained with: change this number whenever a template is added, removed or changed (model
@@ -53,13 +54,51 @@ FEATURE_SET = 2
 
 # part families
 ARC, SIB, GRAND, GSIB = 0, 1, 2, 3
+FAMILY_NAMES = ("ARC", "SIB", "GRAND", "GSIB")
+N_TEMPLATE_IDS = 256  # the parser's template ids are below this
 MAX_FEATS = 1024  # size of the index buffer; no part has more features than this
 MAX_MORPH = 24  # morphological features of a word that are used
 
+
+def parser_templates() -> dict[str, int]:
+    """The parser's feature templates, ``{name: id}`` (families ARC, SIB, GRAND, GSIB)."""
+    return {k: v for k, v in T.registry().items() if k.split("_")[0] in FAMILY_NAMES}
+
+
+def template_names(text) -> list[str]:
+    """The template names of a comma-separated list (``ModelConfig.templates_off``);
+    raises ValueError for a name that is not a parser template."""
+    names = [t.strip() for t in (text or "").split(",") if t.strip()]
+    known = parser_templates()
+    bad = [t for t in names if t not in known]
+    if bad:
+        raise ValueError(f"not a parser feature template: {', '.join(bad)} (the names are "
+                         f"those of depparse.features.templates, families "
+                         f"{', '.join(FAMILY_NAMES)})")
+    return names
+
+
+def template_switches(off="", record=False) -> np.ndarray:
+    """The switch of every template id for the kernels (:func:`~.hashing.put`): 0 for the
+    templates named in ``off`` (comma-separated), else 1, or ``RECORD`` with ``record``
+    (each emitted index then carries its template id: group-lasso training)."""
+    on = np.zeros(N_TEMPLATE_IDS, dtype=np.uint8)
+    on[list(parser_templates().values())] = RECORD if record else 1
+    for name in template_names(off):
+        on[getattr(T, name)] = 0
+    return on
+
+
+ALL_TEMPLATES = template_switches()  # every template on (the pruner; models without a choice)
+
+
 @nb.njit(cache=True)
 def arc_features(h, m, form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr, feat_ids,
-                 mask, buf):
-    """Write the indices of the features of arc ``h -> m`` into ``buf``; return their count."""
+                 mask, on, buf):
+    """Write the indices of the features of arc ``h -> m`` into ``buf``; return their count.
+
+    ``on``: the switch of every template id (:func:`template_switches`).
+    """
     d = 1 if m > h else 0
     dist = abs(m - h)
     a1 = np.uint64(1 + d)  # direction
@@ -71,107 +110,105 @@ def arc_features(h, m, form, lemma, upos, xpos, prefix, suffix, cluster, feat_pt
     mp = upos[m]
     ml = lemma[m]
     k = 0
-    k = put2(buf, k, template(T.ARC_BIAS, 0), a1, a2, mask)  # bias
-    k = put2(buf, k, mix(template(T.ARC_HW_HP, hw), hp), a1, a2, mask)
-    k = put2(buf, k, template(T.ARC_HW, hw), a1, a2, mask)
-    k = put2(buf, k, template(T.ARC_HP, hp), a1, a2, mask)
-    k = put2(buf, k, mix(template(T.ARC_MW_MP, mw), mp), a1, a2, mask)
-    k = put2(buf, k, template(T.ARC_MW, mw), a1, a2, mask)
-    k = put2(buf, k, template(T.ARC_MP, mp), a1, a2, mask)
-    k = put2(buf, k, mix(mix(mix(template(T.ARC_HW_HP_MW_MP, hw), hp), mw), mp), a1, a2, mask)
-    k = put2(buf, k, mix(mix(template(T.ARC_HP_MW_MP, hp), mw), mp), a1, a2, mask)
-    k = put2(buf, k, mix(mix(template(T.ARC_HW_MW_MP, hw), mw), mp), a1, a2, mask)
-    k = put2(buf, k, mix(mix(template(T.ARC_HW_HP_MP, hw), hp), mp), a1, a2, mask)
-    k = put2(buf, k, mix(mix(template(T.ARC_HW_HP_MW, hw), hp), mw), a1, a2, mask)
-    k = put2(buf, k, mix(template(T.ARC_HW_MW, hw), mw), a1, a2, mask)
-    k = put2(buf, k, mix(template(T.ARC_HP_MP, hp), mp), a1, a2, mask)
+    k = put2(buf, k, on, T.ARC_BIAS, (0,), a1, a2, mask)  # bias
+    k = put2(buf, k, on, T.ARC_HW_HP, (hw, hp), a1, a2, mask)
+    k = put2(buf, k, on, T.ARC_HW, (hw,), a1, a2, mask)
+    k = put2(buf, k, on, T.ARC_HP, (hp,), a1, a2, mask)
+    k = put2(buf, k, on, T.ARC_MW_MP, (mw, mp), a1, a2, mask)
+    k = put2(buf, k, on, T.ARC_MW, (mw,), a1, a2, mask)
+    k = put2(buf, k, on, T.ARC_MP, (mp,), a1, a2, mask)
+    k = put2(buf, k, on, T.ARC_HW_HP_MW_MP, (hw, hp, mw, mp), a1, a2, mask)
+    k = put2(buf, k, on, T.ARC_HP_MW_MP, (hp, mw, mp), a1, a2, mask)
+    k = put2(buf, k, on, T.ARC_HW_MW_MP, (hw, mw, mp), a1, a2, mask)
+    k = put2(buf, k, on, T.ARC_HW_HP_MP, (hw, hp, mp), a1, a2, mask)
+    k = put2(buf, k, on, T.ARC_HW_HP_MW, (hw, hp, mw), a1, a2, mask)
+    k = put2(buf, k, on, T.ARC_HW_MW, (hw, mw), a1, a2, mask)
+    k = put2(buf, k, on, T.ARC_HP_MP, (hp, mp), a1, a2, mask)
     # lemmas
-    k = put2(buf, k, mix(template(T.ARC_HL_ML, hl), ml), a1, a2, mask)
-    k = put2(buf, k, mix(template(T.ARC_HL_MP, hl), mp), a1, a2, mask)
-    k = put2(buf, k, mix(template(T.ARC_HP_ML, hp), ml), a1, a2, mask)
-    k = put2(buf, k, mix(template(T.ARC_HL_HP, hl), hp), a1, a2, mask)
-    k = put2(buf, k, mix(template(T.ARC_ML_MP, ml), mp), a1, a2, mask)
+    k = put2(buf, k, on, T.ARC_HL_ML, (hl, ml), a1, a2, mask)
+    k = put2(buf, k, on, T.ARC_HL_MP, (hl, mp), a1, a2, mask)
+    k = put2(buf, k, on, T.ARC_HP_ML, (hp, ml), a1, a2, mask)
+    k = put2(buf, k, on, T.ARC_HL_HP, (hl, hp), a1, a2, mask)
+    k = put2(buf, k, on, T.ARC_ML_MP, (ml, mp), a1, a2, mask)
     # affixes
-    k = put2(buf, k, mix(template(T.ARC_HSUF_MSUF, suffix[h]), suffix[m]), a1, a2, mask)
-    k = put2(buf, k, mix(mix(template(T.ARC_HSUF_HP_MP, suffix[h]), hp), mp), a1, a2, mask)
-    k = put2(buf, k, mix(mix(template(T.ARC_HP_MSUF_MP, hp), suffix[m]), mp), a1, a2, mask)
-    k = put2(buf, k, mix(mix(template(T.ARC_HPRE_HP_MP, prefix[h]), hp), mp), a1, a2, mask)
-    k = put2(buf, k, mix(mix(template(T.ARC_HP_MPRE_MP, hp), prefix[m]), mp), a1, a2, mask)
+    k = put2(buf, k, on, T.ARC_HSUF_MSUF, (suffix[h], suffix[m]), a1, a2, mask)
+    k = put2(buf, k, on, T.ARC_HSUF_HP_MP, (suffix[h], hp, mp), a1, a2, mask)
+    k = put2(buf, k, on, T.ARC_HP_MSUF_MP, (hp, suffix[m], mp), a1, a2, mask)
+    k = put2(buf, k, on, T.ARC_HPRE_HP_MP, (prefix[h], hp, mp), a1, a2, mask)
+    k = put2(buf, k, on, T.ARC_HP_MPRE_MP, (hp, prefix[m], mp), a1, a2, mask)
     # XPOS (language-specific tags)
     hx = xpos[h]
     mx = xpos[m]
-    k = put2(buf, k, mix(template(T.ARC_HX_MX, hx), mx), a1, a2, mask)
-    k = put2(buf, k, mix(mix(template(T.ARC_HW_HX_MX, hw), hx), mx), a1, a2, mask)
-    k = put2(buf, k, mix(mix(template(T.ARC_HX_MW_MX, hx), mw), mx), a1, a2, mask)
-    k = put2(buf, k, mix(mix(template(T.ARC_HX_MX_HP, hx), mx), hp), a1, a2, mask)
+    k = put2(buf, k, on, T.ARC_HX_MX, (hx, mx), a1, a2, mask)
+    k = put2(buf, k, on, T.ARC_HW_HX_MX, (hw, hx, mx), a1, a2, mask)
+    k = put2(buf, k, on, T.ARC_HX_MW_MX, (hx, mw, mx), a1, a2, mask)
+    k = put2(buf, k, on, T.ARC_HX_MX_HP, (hx, mx, hp), a1, a2, mask)
     hxl = ctx(xpos, h - 1)
     hxr = ctx(xpos, h + 1)
     mxl = ctx(xpos, m - 1)
     mxr = ctx(xpos, m + 1)
-    k = put2(buf, k, mix(mix(mix(template(T.ARC_HX_HXR_MXL_MX, hx), hxr), mxl), mx), a1, a2, mask)
-    k = put2(buf, k, mix(mix(mix(template(T.ARC_HXL_HX_MX_MXR, hxl), hx), mx), mxr), a1, a2, mask)
+    k = put2(buf, k, on, T.ARC_HX_HXR_MXL_MX, (hx, hxr, mxl, mx), a1, a2, mask)
+    k = put2(buf, k, on, T.ARC_HXL_HX_MX_MXR, (hxl, hx, mx, mxr), a1, a2, mask)
     # word clusters (Koo et al. 2008), when the model has them: fine and coarse classes
     if cluster[0] != 0:
         hc = cluster[h] & CFINE
         mc = cluster[m] & CFINE
         hcc = cluster[h] >> CSHIFT
         mcc = cluster[m] >> CSHIFT
-        k = put2(buf, k, mix(template(T.ARC_HC_MC, hc), mc), a1, a2, mask)
-        k = put2(buf, k, mix(template(T.ARC_HCC_MCC, hcc), mcc), a1, a2, mask)
-        k = put2(buf, k, mix(mix(template(T.ARC_HC_HP_MP, hc), hp), mp), a1, a2, mask)
-        k = put2(buf, k, mix(mix(template(T.ARC_HP_MC_MP, hp), mc), mp), a1, a2, mask)
-        k = put2(buf, k, mix(mix(mix(template(T.ARC_HCC_HP_MCC_MP, hcc), hp), mcc), mp), a1, a2,
-                 mask)
-        k = put2(buf, k, mix(mix(mix(template(T.ARC_HC_HP_MC_MP, hc), hp), mc), mp), a1, a2, mask)
-        k = put2(buf, k, mix(template(T.ARC_HC_MW, hc), mw), a1, a2, mask)
-        k = put2(buf, k, mix(template(T.ARC_HW_MC, hw), mc), a1, a2, mask)
-        k = put2(buf, k, mix(mix(template(T.ARC_HCC_HP_MP, hcc), hp), mp), a1, a2, mask)
-        k = put2(buf, k, mix(mix(template(T.ARC_HP_MCC_MP, hp), mcc), mp), a1, a2, mask)
-        k = put2(buf, k, mix(template(T.ARC_HC_HP, hc), hp), a1, a2, mask)
-        k = put2(buf, k, mix(template(T.ARC_MC_MP, mc), mp), a1, a2, mask)
+        k = put2(buf, k, on, T.ARC_HC_MC, (hc, mc), a1, a2, mask)
+        k = put2(buf, k, on, T.ARC_HCC_MCC, (hcc, mcc), a1, a2, mask)
+        k = put2(buf, k, on, T.ARC_HC_HP_MP, (hc, hp, mp), a1, a2, mask)
+        k = put2(buf, k, on, T.ARC_HP_MC_MP, (hp, mc, mp), a1, a2, mask)
+        k = put2(buf, k, on, T.ARC_HCC_HP_MCC_MP, (hcc, hp, mcc, mp), a1, a2, mask)
+        k = put2(buf, k, on, T.ARC_HC_HP_MC_MP, (hc, hp, mc, mp), a1, a2, mask)
+        k = put2(buf, k, on, T.ARC_HC_MW, (hc, mw), a1, a2, mask)
+        k = put2(buf, k, on, T.ARC_HW_MC, (hw, mc), a1, a2, mask)
+        k = put2(buf, k, on, T.ARC_HCC_HP_MP, (hcc, hp, mp), a1, a2, mask)
+        k = put2(buf, k, on, T.ARC_HP_MCC_MP, (hp, mcc, mp), a1, a2, mask)
+        k = put2(buf, k, on, T.ARC_HC_HP, (hc, hp), a1, a2, mask)
+        k = put2(buf, k, on, T.ARC_MC_MP, (mc, mp), a1, a2, mask)
     # surrounding UPOS
     hpl = ctx(upos, h - 1)
     hpr = ctx(upos, h + 1)
     mpl = ctx(upos, m - 1)
     mpr = ctx(upos, m + 1)
-    k = put2(buf, k, mix(mix(mix(template(T.ARC_HP_HPR_MPL_MP, hp), hpr), mpl), mp), a1, a2, mask)
-    k = put2(buf, k, mix(mix(mix(template(T.ARC_HPL_HP_MPL_MP, hpl), hp), mpl), mp), a1, a2, mask)
-    k = put2(buf, k, mix(mix(mix(template(T.ARC_HP_HPR_MP_MPR, hp), hpr), mp), mpr), a1, a2, mask)
-    k = put2(buf, k, mix(mix(mix(template(T.ARC_HPL_HP_MP_MPR, hpl), hp), mp), mpr), a1, a2, mask)
-    k = put2(buf, k, mix(mix(template(T.ARC_HP_HPR_MP, hp), hpr), mp), a1, a2, mask)
-    k = put2(buf, k, mix(mix(template(T.ARC_HP_MPL_MP, hp), mpl), mp), a1, a2, mask)
-    k = put2(buf, k, mix(mix(template(T.ARC_HPL_HP_MP, hpl), hp), mp), a1, a2, mask)
-    k = put2(buf, k, mix(mix(template(T.ARC_HP_MP_MPR, hp), mp), mpr), a1, a2, mask)
+    k = put2(buf, k, on, T.ARC_HP_HPR_MPL_MP, (hp, hpr, mpl, mp), a1, a2, mask)
+    k = put2(buf, k, on, T.ARC_HPL_HP_MPL_MP, (hpl, hp, mpl, mp), a1, a2, mask)
+    k = put2(buf, k, on, T.ARC_HP_HPR_MP_MPR, (hp, hpr, mp, mpr), a1, a2, mask)
+    k = put2(buf, k, on, T.ARC_HPL_HP_MP_MPR, (hpl, hp, mp, mpr), a1, a2, mask)
+    k = put2(buf, k, on, T.ARC_HP_HPR_MP, (hp, hpr, mp), a1, a2, mask)
+    k = put2(buf, k, on, T.ARC_HP_MPL_MP, (hp, mpl, mp), a1, a2, mask)
+    k = put2(buf, k, on, T.ARC_HPL_HP_MP, (hpl, hp, mp), a1, a2, mask)
+    k = put2(buf, k, on, T.ARC_HP_MP_MPR, (hp, mp, mpr), a1, a2, mask)
     # lexical context
-    k = put2(buf, k, mix(mix(template(T.ARC_HW_MPL_MP, hw), mpl), mp), a1, a2, mask)
-    k = put2(buf, k, mix(mix(template(T.ARC_HW_MP_MPR, hw), mp), mpr), a1, a2, mask)
-    k = put2(buf, k, mix(mix(template(T.ARC_HPL_HP_MW, hpl), hp), mw), a1, a2, mask)
-    k = put2(buf, k, mix(mix(template(T.ARC_HP_HPR_MW, hp), hpr), mw), a1, a2, mask)
+    k = put2(buf, k, on, T.ARC_HW_MPL_MP, (hw, mpl, mp), a1, a2, mask)
+    k = put2(buf, k, on, T.ARC_HW_MP_MPR, (hw, mp, mpr), a1, a2, mask)
+    k = put2(buf, k, on, T.ARC_HPL_HP_MW, (hpl, hp, mw), a1, a2, mask)
+    k = put2(buf, k, on, T.ARC_HP_HPR_MW, (hp, hpr, mw), a1, a2, mask)
     # sentence boundaries: the first and the last word (final punctuation, fronted phrases)
     N = form.shape[0]
     hb = 0 if h == 0 else (1 if h == 1 else 0) + (2 if h == N - 1 else 0)
     mb = (1 if m == 1 else 0) + (2 if m == N - 1 else 0)
-    k = put2(buf, k, mix(mix(mix(template(T.ARC_HP_MP_HB_MB, hp), mp), hb), mb), a1, a2, mask)
-    k = put(buf, k, mix(mix(mix(template(T.ARC_HP_MW_HB_MB, hp), mw), hb), mb), a1, mask)
+    k = put2(buf, k, on, T.ARC_HP_MP_HB_MB, (hp, mp, hb, mb), a1, a2, mask)
+    k = put(buf, k, on, T.ARC_HP_MW_HB_MB, (hp, mw, hb, mb), a1, mask)
     # UPOS in between (each distinct tag once), and how often each tag occurs (capped at 3)
     if dist > 1:
         tags = np.empty(64, dtype=np.int64)
         cnts = np.empty(64, dtype=np.int64)
         for j in range(tags_between(upos, h, m, tags, cnts, True)):
             bp = tags[j]
-            k = put2(buf, k, mix(mix(template(T.ARC_HP_BETWEEN_MP, hp), bp), mp), a1, a2, mask)
-            k = put(buf, k, mix(mix(mix(template(T.ARC_HP_BETWEEN_MP_COUNT, hp), bp), mp),
-                                min(cnts[j], 3)), a1, mask)
+            k = put2(buf, k, on, T.ARC_HP_BETWEEN_MP, (hp, bp, mp), a1, a2, mask)
+            k = put(buf, k, on, T.ARC_HP_BETWEEN_MP_COUNT, (hp, bp, mp, min(cnts[j], 3)), a1, mask)
     # morphology
     for j in range(feat_ptr[m], min(feat_ptr[m + 1], feat_ptr[m] + MAX_MORPH)):
-        k = put(buf, k, mix(mix(template(T.ARC_HP_MP_MFEAT, hp), mp), feat_ids[j]), a1, mask)
+        k = put(buf, k, on, T.ARC_HP_MP_MFEAT, (hp, mp, feat_ids[j]), a1, mask)
     for j in range(feat_ptr[h], min(feat_ptr[h + 1], feat_ptr[h] + MAX_MORPH)):
-        k = put(buf, k, mix(mix(template(T.ARC_HP_HFEAT_MP, hp), feat_ids[j]), mp), a1, mask)
+        k = put(buf, k, on, T.ARC_HP_HFEAT_MP, (hp, feat_ids[j], mp), a1, mask)
     return k
 
 
 @nb.njit(cache=True)
-def sib_features(h, s, m, d, form, lemma, upos, xpos, cluster, mask, buf):
+def sib_features(h, s, m, d, form, lemma, upos, xpos, cluster, mask, on, buf):
     """Features of the sibling transition ``s -> m`` of head ``h`` on side ``d``.
 
     ``s = -1`` is START, ``m = -1`` is END.
@@ -184,39 +221,37 @@ def sib_features(h, s, m, d, form, lemma, upos, xpos, cluster, mask, buf):
     mp = END if m < 0 else upos[m]
     mw = END if m < 0 else form[m]
     k = 0
-    k = put(buf, k, mix(mix(template(T.SIB_HP_SP_MP, hp), sp), mp), a, mask)
-    k = put(buf, k, mix(template(T.SIB_SP_MP, sp), mp), a, mask)
-    k = put(buf, k, mix(template(T.SIB_SW_MW, sw), mw), a, mask)
-    k = put(buf, k, mix(template(T.SIB_SW_MP, sw), mp), a, mask)
-    k = put(buf, k, mix(template(T.SIB_SP_MW, sp), mw), a, mask)
-    k = put(buf, k, mix(mix(template(T.SIB_HW_SP_MP, hw), sp), mp), a, mask)
-    k = put(buf, k, mix(mix(template(T.SIB_HP_SW_MP, hp), sw), mp), a, mask)
-    k = put(buf, k, mix(mix(template(T.SIB_HP_SP_MW, hp), sp), mw), a, mask)
+    k = put(buf, k, on, T.SIB_HP_SP_MP, (hp, sp, mp), a, mask)
+    k = put(buf, k, on, T.SIB_SP_MP, (sp, mp), a, mask)
+    k = put(buf, k, on, T.SIB_SW_MW, (sw, mw), a, mask)
+    k = put(buf, k, on, T.SIB_SW_MP, (sw, mp), a, mask)
+    k = put(buf, k, on, T.SIB_SP_MW, (sp, mw), a, mask)
+    k = put(buf, k, on, T.SIB_HW_SP_MP, (hw, sp, mp), a, mask)
+    k = put(buf, k, on, T.SIB_HP_SW_MP, (hp, sw, mp), a, mask)
+    k = put(buf, k, on, T.SIB_HP_SP_MW, (hp, sp, mw), a, mask)
     if s >= 0 and m >= 0:
-        k = put(buf, k, mix(mix(mix(template(T.SIB_HP_SP_MP_DIST_SM, hp), sp), mp),
-                            dist_bucket(abs(m - s))), a, mask)
+        k = put(buf, k, on, T.SIB_HP_SP_MP_DIST_SM, (hp, sp, mp, dist_bucket(abs(m - s))), a, mask)
     sx = START if s < 0 else xpos[s]
     mx = END if m < 0 else xpos[m]
-    k = put(buf, k, mix(mix(template(T.SIB_HX_SX_MX, xpos[h]), sx), mx), a, mask)
-    k = put(buf, k, mix(mix(template(T.SIB_HP_SW_MW, hp), sw), mw), a, mask)
+    k = put(buf, k, on, T.SIB_HX_SX_MX, (xpos[h], sx, mx), a, mask)
+    k = put(buf, k, on, T.SIB_HP_SW_MW, (hp, sw, mw), a, mask)
     if m < 0:
         # how far the last modifier (or the head) is from the sentence edge on that side
         last = h if s < 0 else s
         rest = last - 1 if d == 0 else form.shape[0] - 1 - last
-        k = put(buf, k, mix(mix(mix(template(T.SIB_HP_SP_EDGE_DIST, hp), sp), dist_bucket(rest)),
-                            0), a, mask)
-    k = put(buf, k, mix(mix(template(T.SIB_HL_SP_MP, lemma[h]), sp), mp), a, mask)
+        k = put(buf, k, on, T.SIB_HP_SP_EDGE_DIST, (hp, sp, dist_bucket(rest), 0), a, mask)
+    k = put(buf, k, on, T.SIB_HL_SP_MP, (lemma[h], sp, mp), a, mask)
     if cluster[0] != 0:
         sc = START if s < 0 else cluster[s] & CFINE
         mc = END if m < 0 else cluster[m] & CFINE
         scc = START if s < 0 else cluster[s] >> CSHIFT
         mcc = END if m < 0 else cluster[m] >> CSHIFT
-        k = put(buf, k, mix(mix(template(T.SIB_HP_SC_MC, hp), sc), mc), a, mask)
-        k = put(buf, k, mix(template(T.SIB_SC_MC, sc), mc), a, mask)
-        k = put(buf, k, mix(mix(template(T.SIB_HP_SCC_MCC, hp), scc), mcc), a, mask)
-        k = put(buf, k, mix(mix(template(T.SIB_HC_SP_MP, cluster[h] & CFINE), sp), mp), a, mask)
-        k = put(buf, k, mix(mix(template(T.SIB_HP_SP_MC, hp), sp), mc), a, mask)
-        k = put(buf, k, mix(mix(template(T.SIB_HP_SC_MP, hp), sc), mp), a, mask)
+        k = put(buf, k, on, T.SIB_HP_SC_MC, (hp, sc, mc), a, mask)
+        k = put(buf, k, on, T.SIB_SC_MC, (sc, mc), a, mask)
+        k = put(buf, k, on, T.SIB_HP_SCC_MCC, (hp, scc, mcc), a, mask)
+        k = put(buf, k, on, T.SIB_HC_SP_MP, (cluster[h] & CFINE, sp, mp), a, mask)
+        k = put(buf, k, on, T.SIB_HP_SP_MC, (hp, sp, mc), a, mask)
+        k = put(buf, k, on, T.SIB_HP_SC_MP, (hp, sc, mp), a, mask)
     if m >= 0:
         # the UPOS between the previous sibling (or the head) and m, each distinct tag once:
         # punctuation and conjunctions there are the evidence of coordination and clause
@@ -227,17 +262,15 @@ def sib_features(h, s, m, d, form, lemma, upos, xpos, cluster, mask, buf):
             cnts = np.empty(64, dtype=np.int64)
             for j in range(tags_between(upos, prev, m, tags, cnts, False)):
                 bp = tags[j]
-                k = put(buf, k, mix(mix(mix(template(T.SIB_HP_SP_MP_BETWEEN, hp), sp), mp), bp), a,
-                        mask)
-                k = put(buf, k, mix(mix(template(T.SIB_SP_MP_BETWEEN, sp), mp), bp), a, mask)
+                k = put(buf, k, on, T.SIB_HP_SP_MP_BETWEEN, (hp, sp, mp, bp), a, mask)
+                k = put(buf, k, on, T.SIB_SP_MP_BETWEEN, (sp, mp, bp), a, mask)
         if s >= 0:
-            k = put(buf, k, mix(mix(template(T.SIB_SP_MP_DIST_SM, sp), mp),
-                                dist_bucket(abs(m - s))), a, mask)
+            k = put(buf, k, on, T.SIB_SP_MP_DIST_SM, (sp, mp, dist_bucket(abs(m - s))), a, mask)
     return k
 
 
 @nb.njit(cache=True)
-def grand_features(g, h, m, form, upos, xpos, cluster, feat_ptr, feat_ids, mask, buf):
+def grand_features(g, h, m, form, upos, xpos, cluster, feat_ptr, feat_ids, mask, on, buf):
     """Features of the grandparent part ``g -> h -> m``."""
     a = np.uint64(128 + (2 if h > g else 0) + (1 if m > h else 0))
     gp = upos[g]
@@ -247,53 +280,48 @@ def grand_features(g, h, m, form, upos, xpos, cluster, feat_ptr, feat_ids, mask,
     mp = upos[m]
     mw = form[m]
     k = 0
-    k = put(buf, k, mix(mix(template(T.GRAND_GP_HP_MP, gp), hp), mp), a, mask)
-    k = put(buf, k, mix(template(T.GRAND_GP_MP, gp), mp), a, mask)
-    k = put(buf, k, mix(template(T.GRAND_GW_MP, gw), mp), a, mask)
-    k = put(buf, k, mix(template(T.GRAND_GP_MW, gp), mw), a, mask)
-    k = put(buf, k, mix(mix(template(T.GRAND_GW_HP_MP, gw), hp), mp), a, mask)
-    k = put(buf, k, mix(mix(template(T.GRAND_GP_HW_MP, gp), hw), mp), a, mask)
-    k = put(buf, k, mix(mix(template(T.GRAND_GP_HP_MW, gp), hp), mw), a, mask)
-    k = put(buf, k, mix(template(T.GRAND_GW_MW, gw), mw), a, mask)
-    k = put(buf, k, mix(mix(template(T.GRAND_GX_HX_MX, xpos[g]), xpos[h]), xpos[m]), a, mask)
-    k = put(buf, k, mix(mix(mix(template(T.GRAND_GP_HP_MP_DIST_HM, gp), hp), mp),
-                        dist_bucket(abs(h - m))), a, mask)
-    k = put(buf, k, mix(mix(mix(template(T.GRAND_GP_HP_MP_DIST_GH, gp), hp), mp),
-                        dist_bucket(abs(g - h))), a, mask)
-    k = put(buf, k, mix(mix(template(T.GRAND_GW_HW_MP, gw), hw), mp), a, mask)
-    k = put(buf, k, mix(mix(template(T.GRAND_GP_HW_MW, gp), hw), mw), a, mask)
-    k = put(buf, k, mix(mix(template(T.GRAND_GW_HP_MW, gw), hp), mw), a, mask)
+    k = put(buf, k, on, T.GRAND_GP_HP_MP, (gp, hp, mp), a, mask)
+    k = put(buf, k, on, T.GRAND_GP_MP, (gp, mp), a, mask)
+    k = put(buf, k, on, T.GRAND_GW_MP, (gw, mp), a, mask)
+    k = put(buf, k, on, T.GRAND_GP_MW, (gp, mw), a, mask)
+    k = put(buf, k, on, T.GRAND_GW_HP_MP, (gw, hp, mp), a, mask)
+    k = put(buf, k, on, T.GRAND_GP_HW_MP, (gp, hw, mp), a, mask)
+    k = put(buf, k, on, T.GRAND_GP_HP_MW, (gp, hp, mw), a, mask)
+    k = put(buf, k, on, T.GRAND_GW_MW, (gw, mw), a, mask)
+    k = put(buf, k, on, T.GRAND_GX_HX_MX, (xpos[g], xpos[h], xpos[m]), a, mask)
+    k = put(buf, k, on, T.GRAND_GP_HP_MP_DIST_HM, (gp, hp, mp, dist_bucket(abs(h - m))), a, mask)
+    k = put(buf, k, on, T.GRAND_GP_HP_MP_DIST_GH, (gp, hp, mp, dist_bucket(abs(g - h))), a, mask)
+    k = put(buf, k, on, T.GRAND_GW_HW_MP, (gw, hw, mp), a, mask)
+    k = put(buf, k, on, T.GRAND_GP_HW_MW, (gp, hw, mw), a, mask)
+    k = put(buf, k, on, T.GRAND_GW_HP_MW, (gw, hp, mw), a, mask)
     # does m lie between g and h, or beyond g (the configuration non-projectivity needs)?
-    k = put(buf, k, mix(mix(mix(template(T.GRAND_GP_HP_MP_SAME_SIDE_OF_G, gp), hp), mp),
-                        (m > g) == (h > g)), a, mask)
+    k = put(buf, k, on, T.GRAND_GP_HP_MP_SAME_SIDE_OF_G, (gp, hp, mp, np.int64((m > g) == (h > g))),
+            a, mask)
     mpl = ctx(upos, m - 1)
     mpr = ctx(upos, m + 1)
     hpl = ctx(upos, h - 1)
     hpr = ctx(upos, h + 1)
-    k = put(buf, k, mix(mix(mix(mix(template(T.GRAND_GP_HP_MP_MPL_MPR, gp), hp), mp), mpl), mpr),
-            a, mask)
-    k = put(buf, k, mix(mix(mix(mix(template(T.GRAND_GP_HPL_HP_HPR_MP, gp), hpl), hp), hpr), mp),
-            a, mask)
-    k = put(buf, k, mix(mix(template(T.GRAND_GW_HW_MW, gw), hw), mw), a, mask)
+    k = put(buf, k, on, T.GRAND_GP_HP_MP_MPL_MPR, (gp, hp, mp, mpl, mpr), a, mask)
+    k = put(buf, k, on, T.GRAND_GP_HPL_HP_HPR_MP, (gp, hpl, hp, hpr, mp), a, mask)
+    k = put(buf, k, on, T.GRAND_GW_HW_MW, (gw, hw, mw), a, mask)
     if cluster[0] != 0:
         gc = cluster[g] & CFINE
         hc = cluster[h] & CFINE
         mc = cluster[m] & CFINE
-        k = put(buf, k, mix(mix(template(T.GRAND_GC_HP_MC, gc), hp), mc), a, mask)
-        k = put(buf, k, mix(mix(template(T.GRAND_GP_HC_MC, gp), hc), mc), a, mask)
-        k = put(buf, k, mix(mix(template(T.GRAND_GC_HC_MP, gc), hc), mp), a, mask)
-        k = put(buf, k, mix(mix(template(T.GRAND_GCC_HCC_MCC, cluster[g] >> CSHIFT),
-                            cluster[h] >> CSHIFT), cluster[m] >> CSHIFT), a, mask)
-        k = put(buf, k, mix(template(T.GRAND_GC_MC, gc), mc), a, mask)
+        k = put(buf, k, on, T.GRAND_GC_HP_MC, (gc, hp, mc), a, mask)
+        k = put(buf, k, on, T.GRAND_GP_HC_MC, (gp, hc, mc), a, mask)
+        k = put(buf, k, on, T.GRAND_GC_HC_MP, (gc, hc, mp), a, mask)
+        k = put(buf, k, on, T.GRAND_GCC_HCC_MCC,
+                (cluster[g] >> CSHIFT, cluster[h] >> CSHIFT, cluster[m] >> CSHIFT), a, mask)
+        k = put(buf, k, on, T.GRAND_GC_MC, (gc, mc), a, mask)
     # morphology of m (VerbForm, PronType, Case ...) with the UPOS of g and h
     for j in range(feat_ptr[m], min(feat_ptr[m + 1], feat_ptr[m] + 6)):
-        k = put(buf, k, mix(mix(mix(template(T.GRAND_GP_HP_MP_MFEAT, gp), hp), mp), feat_ids[j]),
-                a, mask)
+        k = put(buf, k, on, T.GRAND_GP_HP_MP_MFEAT, (gp, hp, mp, feat_ids[j]), a, mask)
     return k
 
 
 @nb.njit(cache=True)
-def gsib_features(g, h, s, m, d, form, upos, mask, buf):
+def gsib_features(g, h, s, m, d, form, upos, mask, on, buf):
     """UPOS-level features of the grand-sibling part ``(g, h, s, m)`` (START/END as -1)."""
     a = np.uint64(256 + (2 if h > g else 0) + d)
     gp = upos[g]
@@ -301,23 +329,23 @@ def gsib_features(g, h, s, m, d, form, upos, mask, buf):
     sp = START if s < 0 else upos[s]
     mp = END if m < 0 else upos[m]
     k = 0
-    k = put(buf, k, mix(mix(mix(template(T.GSIB_GP_HP_SP_MP, gp), hp), sp), mp), a, mask)
-    k = put(buf, k, mix(mix(template(T.GSIB_GP_SP_MP, gp), sp), mp), a, mask)
-    k = put(buf, k, mix(mix(mix(template(T.GSIB_GW_HP_SP_MP, form[g]), hp), sp), mp), a, mask)
+    k = put(buf, k, on, T.GSIB_GP_HP_SP_MP, (gp, hp, sp, mp), a, mask)
+    k = put(buf, k, on, T.GSIB_GP_SP_MP, (gp, sp, mp), a, mask)
+    k = put(buf, k, on, T.GSIB_GW_HP_SP_MP, (form[g], hp, sp, mp), a, mask)
     sw = START if s < 0 else form[s]
     mw = END if m < 0 else form[m]
-    k = put(buf, k, mix(mix(template(T.GSIB_GP_SP_MW, gp), sp), mw), a, mask)
-    k = put(buf, k, mix(mix(template(T.GSIB_GP_SW_MP, gp), sw), mp), a, mask)
-    k = put(buf, k, mix(mix(mix(template(T.GSIB_GP_HP_SW_MW, gp), hp), sw), mw), a, mask)
+    k = put(buf, k, on, T.GSIB_GP_SP_MW, (gp, sp, mw), a, mask)
+    k = put(buf, k, on, T.GSIB_GP_SW_MP, (gp, sw, mp), a, mask)
+    k = put(buf, k, on, T.GSIB_GP_HP_SW_MW, (gp, hp, sw, mw), a, mask)
     if s >= 0 and m >= 0:
-        k = put(buf, k, mix(mix(mix(mix(template(T.GSIB_GP_HP_SP_MP_DIST_SM, gp), hp), sp), mp),
-                            dist_bucket(abs(m - s))), a, mask)
+        k = put(buf, k, on, T.GSIB_GP_HP_SP_MP_DIST_SM, (gp, hp, sp, mp, dist_bucket(abs(m - s))),
+                a, mask)
     return k
 
 
 @nb.njit(cache=True)
 def score_arcs(form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr, feat_ids, w, mask,
-               keep, arc):
+               on, keep, arc):
     """``arc[h, m] = w . phi(h, m)`` for the kept arcs, ``-inf`` for the others (and for
     ``m = 0`` and ``h = m``).  Used for the parser's arcs and for the pruner's."""
     N = form.shape[0]
@@ -326,7 +354,7 @@ def score_arcs(form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr, feat_
         for m in range(N):
             if m != 0 and m != h and keep[h, m]:
                 k = arc_features(h, m, form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr,
-                                 feat_ids, mask, buf)
+                                 feat_ids, mask, on, buf)
                 arc[h, m] = dot(w, buf, k)
             else:
                 arc[h, m] = -np.inf
@@ -334,7 +362,7 @@ def score_arcs(form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr, feat_
 
 @nb.njit(cache=True)
 def fill_scores(form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr, feat_ids, w, mask,
-                order, keep, cand, cand_off, cand_len, gp, gp_off, gp_len, tab_off, arc, tab):
+                on, order, keep, cand, cand_off, cand_len, gp, gp_off, gp_len, tab_off, arc, tab):
     """Score every kept part of a sentence: ``arc`` (N, N) and the automaton tables ``tab``.
 
     ``order`` is 0 (arcs only), 1 (+ siblings) or 2 (+ grandparents and grand-siblings).
@@ -343,7 +371,7 @@ def fill_scores(form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr, feat
     N = form.shape[0]
     buf = np.empty(MAX_FEATS, dtype=np.int64)
     score_arcs(form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr, feat_ids, w, mask,
-               keep, arc)
+               on, keep, arc)
     if order == 0:
         return
     Wm = table_width(cand_len)
@@ -362,7 +390,8 @@ def fill_scores(form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr, feat
                 s = -1 if p == 0 else cand[c0 + p - 1]
                 for q in range(p, W1):
                     m = -1 if q == L else cand[c0 + q]
-                    k = sib_features(h, s, m, d, form, lemma, upos, xpos, cluster, mask, buf)
+                    k = sib_features(h, s, m, d, form, lemma, upos, xpos, cluster, mask, on,
+                                     buf)
                     S[p, q] = dot(w, buf, k)
             for gi in range(gp_len[h]):
                 g = gp[gp_off[h] + gi]
@@ -370,7 +399,7 @@ def fill_scores(form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr, feat
                 if order == 2 and g >= 0:
                     for q in range(L):
                         k = grand_features(g, h, cand[c0 + q], form, upos, xpos, cluster,
-                                           feat_ptr, feat_ids, mask, buf)
+                                           feat_ptr, feat_ids, mask, on, buf)
                         G[q] = dot(w, buf, k)
                     G[L] = 0.0
                 for p in range(W1):
@@ -382,7 +411,7 @@ def fill_scores(form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr, feat
                         v = S[p, q]
                         if order == 2 and g >= 0:
                             m = -1 if q == L else cand[c0 + q]
-                            k = gsib_features(g, h, s, m, d, form, upos, mask, buf)
+                            k = gsib_features(g, h, s, m, d, form, upos, mask, on, buf)
                             v += G[q] + dot(w, buf, k)
                         tab[o + p * W1 + q] = v
 
@@ -399,7 +428,7 @@ def _append(out, n, buf, k):
 
 @nb.njit(cache=True)
 def structure_features(form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr, feat_ids, mask,
-                       order, mods, gpar, only):
+                       on, order, mods, gpar, only):
     """Feature indices (with repetitions) of a structure in Z, for the automata ``only[h]``.
 
     The structure is given per head automaton: ``mods[h, m]`` (is ``m`` a modifier of ``h``)
@@ -426,28 +455,29 @@ def structure_features(form, lemma, upos, xpos, prefix, suffix, cluster, feat_pt
                 if not mods[h, m]:
                     continue
                 k = arc_features(h, m, form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr,
-                                 feat_ids, mask, buf)
+                                 feat_ids, mask, on, buf)
                 out, n = _append(out, n, buf, k)
                 if order >= 1:
-                    k = sib_features(h, s, m, d, form, lemma, upos, xpos, cluster, mask, buf)
+                    k = sib_features(h, s, m, d, form, lemma, upos, xpos, cluster, mask, on,
+                                     buf)
                     out, n = _append(out, n, buf, k)
                 if g >= 0:
                     k = grand_features(g, h, m, form, upos, xpos, cluster, feat_ptr, feat_ids, mask,
-                                           buf)
+                                       on, buf)
                     out, n = _append(out, n, buf, k)
-                    k = gsib_features(g, h, s, m, d, form, upos, mask, buf)
+                    k = gsib_features(g, h, s, m, d, form, upos, mask, on, buf)
                     out, n = _append(out, n, buf, k)
                 s = m
             if order >= 1 and not (h == 0 and d == 0):
-                k = sib_features(h, s, -1, d, form, lemma, upos, xpos, cluster, mask, buf)
+                k = sib_features(h, s, -1, d, form, lemma, upos, xpos, cluster, mask, on, buf)
                 out, n = _append(out, n, buf, k)
                 if g >= 0:
-                    k = gsib_features(g, h, s, -1, d, form, upos, mask, buf)
+                    k = gsib_features(g, h, s, -1, d, form, upos, mask, on, buf)
                     out, n = _append(out, n, buf, k)
     return out[:n]
 
 
-def build_parts(enc, keep, w, bits, order, dense=None):
+def build_parts(enc, keep, w, bits, order, dense=None, on=None):
     """Score the kept parts of an encoded sentence into a :class:`~depparse.decode.PartTable`.
 
     Parameters
@@ -462,12 +492,15 @@ def build_parts(enc, keep, w, bits, order, dense=None):
         Dense contextual scores, added to the kept arcs' scores and, for models with
         ``dense_parts = "all"``, to the sibling and grandparent transitions (models with
         ``dense_layer``; Lei et al. 2014).
+    on : uint8 array, optional
+        Template switches (:func:`template_switches`; default: every template).
     """
     N = enc.n + 1
     cand, cand_off, cand_len, gp, gp_off, gp_len, tab_off, size = build_layout(keep, order == 2)
     arc = np.empty((N, N))
     tab = np.zeros(size) if order == 0 else np.empty(size)  # order 0: no transition scores
-    fill_scores(*enc.arrays(), w, np.uint64((1 << bits) - 1), order, keep, cand, cand_off,
+    fill_scores(*enc.arrays(), w, np.uint64((1 << bits) - 1),
+                ALL_TEMPLATES if on is None else on, order, keep, cand, cand_off,
                 cand_len, gp, gp_off, gp_len, tab_off, arc, tab)
     table = PartTable(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, order == 2)
     if dense is not None:
@@ -488,5 +521,5 @@ def score_all_arcs(enc, w, bits):
     """Scores ``(N, N)`` of every arc of an encoded sentence under weights ``w`` (2**bits)."""
     N = enc.n + 1
     arc = np.empty((N, N))
-    score_arcs(*enc.arrays(), w, np.uint64((1 << bits) - 1), all_arcs(N), arc)
+    score_arcs(*enc.arrays(), w, np.uint64((1 << bits) - 1), ALL_TEMPLATES, all_arcs(N), arc)
     return arc

@@ -28,7 +28,7 @@ from ..encoding.minilm import one_blas_thread, word_vectors
 from ..errors import InputWarning, UsageError
 from ..features.dense import DenseArcs, model_dense_term
 from ..features.label_dense import LabelDense
-from ..features.parts import build_parts
+from ..features.parts import build_parts, template_switches
 from ..model import Model
 from .labeling import Labeler
 from .parallel import parse_parallel
@@ -82,6 +82,7 @@ class Parser:
         self.config = model.config
         self.decoding = model.decoding
         self.order = model.config.order
+        self.templates_on = template_switches(model.config.templates_off)
         self.w = np.ascontiguousarray(model.weights, dtype=np.float64)
         self.pw = (None if model.pruner is None
                    else np.ascontiguousarray(model.pruner, dtype=np.float64))
@@ -144,7 +145,7 @@ class Parser:
             keep = self.keep_mask(enc)
         w = self.w if weights is None else weights
         return build_parts(enc, keep, w, self.config.bits, self.order,
-                           self.dense if dense is None else dense)
+                           self.dense if dense is None else dense, self.templates_on)
 
     # -- decoding --------------------------------------------------------------------------
     def decode(self, enc, keep=None, max_iter=None, single_root=None, weights=None,

@@ -18,6 +18,7 @@ Training is deterministic for a given seed (epoch ``e`` visits the examples in t
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import logging
@@ -37,7 +38,7 @@ from ..encoding.vocab import Vocabularies
 from ..errors import CheckpointError, ConfigError, TrainingDataError
 from ..evaluate import evaluate
 from ..features.dense import DenseArcs
-from ..features.parts import build_parts, structure_features
+from ..features.parts import build_parts, structure_features, template_switches
 from ..inference.parser import Parser, tree_decoder
 from ..inference.pruning import candidate_arcs
 from ..model import Component, Model, atomic_savez
@@ -45,6 +46,7 @@ from .data import check_training_sentences
 from .dense import DenseLearner
 from .labeler import learn_label_constraints, train_labeler, train_labeler_dense
 from .pruner import fresh_pruner_dense, train_pruner
+from .sparsity import TemplateGroups
 from .tagger import fit_tagger, jackknife
 from .tokenizer import train_tokenizer
 from .updates import diff_stats, update
@@ -85,6 +87,19 @@ class Trainer:
         self.history: list[dict] = []
         self.dense = None  # DenseLearner of models with dense_layer (set by prepare)
         self.pruner_dense = None  # the pruner's DenseArcs (train --pruner-dense)
+        self.groups = None  # TemplateGroups while choosing templates (train --template-budget)
+        self.templates_on = self.update_on = template_switches(config.templates_off)
+
+    def leave_out(self, names):
+        """From now on the model has no templates ``names`` (a list; ``templates_off``)."""
+        self.config = dataclasses.replace(self.config, templates_off=",".join(names))
+        self.templates_on = self.update_on = template_switches(self.config.templates_off)
+
+    def group_lasso(self, budget, every=1000):
+        """Train with budget-driven group-lasso steps over the templates from now on
+        (:mod:`depparse.learn.sparsity`)."""
+        self.groups = TemplateGroups(self.w.shape[0], budget, every)
+        self.update_on = template_switches(self.config.templates_off, record=True)
 
     # -- model views -----------------------------------------------------------------------
     def averaged(self):
@@ -121,7 +136,7 @@ class Trainer:
         gmods, gpar = gold_structure(heads)
         dense = self.dense
         parts = build_parts(enc, keep, self.w, cfg.bits, order,
-                            None if dense is None else dense.scorer)
+                            None if dense is None else dense.scorer, self.templates_on)
         if tr.loss_aug > 0:
             # cost-augmented decoding: every wrong arc looks better by loss_aug, so the update
             # happens until the gold tree wins by a margin (Hamming loss)
@@ -143,8 +158,10 @@ class Trainer:
         if diff.any():
             a = enc.arrays()
             scale = 1.0
-            gidx = structure_features(*a, mask, order, gmods, gpar, diff)
-            pidx = structure_features(*a, mask, order, pmods, ppar, diff)
+            gidx = structure_features(*a, mask, self.update_on, order, gmods, gpar, diff)
+            pidx = structure_features(*a, mask, self.update_on, order, pmods, ppar, diff)
+            if self.groups is not None:
+                gidx, pidx = self.groups.record(gidx), self.groups.record(pidx)
             if dense is not None:  # its gradient and margin join the sparse ones
                 dg, dmargin = dense.difference(enc, gmods, pmods, diff, gpar, ppar, order)
             if tr.update == "pa":
@@ -179,6 +196,8 @@ class Trainer:
             wrong, right = self.step(enc, heads, keep)
             mistakes += wrong
             correct += right
+            if self.groups is not None and self.c % self.groups.every == 0:
+                self.groups.prox(self.w, self.acc, self.c)
             if progress is not None:
                 progress(j + 1, enc.n)
         self.epoch += 1
@@ -336,6 +355,8 @@ def train(train_sents, dev_sents=None, config: ModelConfig | None = None,
     st = prepare(train_sents, dev_sents, config, decoding, training, checkpoint, resume)
     trainer, data = st.trainer, st.data
     epochs = trainer.training.epochs
+    if trainer.training.template_budget and trainer.epoch == 0:
+        choose_templates(st)
     # a progress bar only on a terminal: in a log file its carriage returns are noise
     bars = progress and sys.stderr.isatty()
     while trainer.epoch < epochs:
@@ -346,6 +367,45 @@ def train(train_sents, dev_sents=None, config: ModelConfig | None = None,
         bar.close()
         end_epoch(st, mistakes, correct, time.perf_counter() - t0, checkpoint)
     return finish(st, train_sents, t_start)
+
+
+def choose_templates(st: Setup) -> list[dict]:
+    """Structured sparsity (``train --template-budget B``; :mod:`.sparsity`): train a copy of
+    the fresh trainer with group-lasso steps for ``template_epochs`` epochs, keep the templates
+    whose weights are non-zero at the end (at most B), and make the trainer (and the dev
+    parser) leave the others out.  Returns the per-template report, also recorded in the
+    history."""
+    main = st.trainer
+    tr = main.training
+    t0 = time.perf_counter()
+    sel = Trainer(main.config, main.vocab, main.pruner, main.decoding, tr)
+    sel.dense = copy.deepcopy(main.dense)
+    sel.group_lasso(tr.template_budget)
+    epochs = []
+    for e in range(tr.template_epochs):
+        t1 = time.perf_counter()
+        mistakes, _ = sel.run_epoch(st.data)
+        live = sel.groups.prox(sel.w, sel.acc, sel.c)
+        rec = {"epoch": e + 1, "templates": live, "mistakes": mistakes,
+               "seconds": time.perf_counter() - t1}
+        msg = ""
+        if st.dev is not None:
+            rec["dev_uas"] = evaluate_heads(st.parser, st.dev, sel.averaged(),
+                                            tr.dev_max_iter, sel.dense_scorer())["uas"]
+            msg = f", dev UAS {rec['dev_uas']:.2f} (penalised weights)"
+        epochs.append(rec)
+        log.info("choosing templates, epoch %d/%d: %d of %d templates non-zero%s", e + 1,
+                 tr.template_epochs, live, len(sel.groups.report(sel.w)), msg)
+    report = sel.groups.report(sel.w)
+    off = [r["template"] for r in report if not r["kept"]]
+    main.leave_out(off)
+    st.parser = Parser(main.model(averaged=False))
+    main.history.append({"template_selection": {
+        "budget": tr.template_budget, "kept": len(report) - len(off), "left_out": off,
+        "epochs": epochs, "seconds": time.perf_counter() - t0, "templates": report}})
+    log.info("kept %d of %d templates (group lasso, budget %d) in %.0f s; training on them",
+             len(report) - len(off), len(report), tr.template_budget, time.perf_counter() - t0)
+    return report
 
 
 @dataclass

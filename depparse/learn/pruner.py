@@ -21,7 +21,7 @@ import numpy as np
 
 from ..decode.prune import arc_marginals
 from ..features.dense import DenseArcs, DenseLayout, dense_arc_gradient
-from ..features.parts import MAX_FEATS, all_arcs, arc_features, score_all_arcs
+from ..features.parts import ALL_TEMPLATES, MAX_FEATS, all_arcs, arc_features, score_all_arcs
 
 __all__ = ["fresh_pruner_dense", "pruner_dense_gradient", "train_pruner"]
 
@@ -42,7 +42,7 @@ def _adagrad_step(form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr, fe
             if abs(g) < 1e-6:
                 continue
             k = arc_features(h, m, form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr,
-                             feat_ids, mask, buf)
+                             feat_ids, mask, ALL_TEMPLATES, buf)
             gg = g * g
             for i in range(k):
                 j = buf[i]

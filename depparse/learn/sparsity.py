@@ -1,0 +1,110 @@
+"""Structured sparsity over the parser's feature templates (Martins, Smith, Aguiar and
+Figueiredo 2011, "Structured Sparsity in Structured Prediction", Sec. 4-5).
+
+Every parser feature template (:func:`depparse.features.parts.parser_templates`) is one group
+of weights: all the hashed indices it emits.  The group-lasso penalty
+``sum_m d_m ||w_m||_2`` (``d_m = log2 |G_m|``) is applied by proximal steps between the
+perceptron's steps (Martins et al.'s Algorithm 1, the "sparseptron"): every ``every``
+examples, each group is scaled by ``max(0, 1 - tau d_m / ||w_m||)``, which sets the weakest
+groups to zero.  ``tau`` comes from the *budget* (their "budget-driven shrinkage"): when more
+than ``B`` groups are non-zero, ``tau`` is the mean of the ``B``-th and ``B+1``-th largest
+``||w_m|| / d_m``, so at most ``B`` groups survive each step.  The templates still non-zero
+after the last step are the choice; the model is then trained afresh on those only
+("debiasing": Martins et al. refit without the penalty).
+
+Groups are learned as training touches the weights: the feature kernels write each index
+with its template's id (``RECORD`` switches, :func:`depparse.features.hashing.put`), and
+:class:`TemplateGroups` keeps the owner of every index.  Two templates whose features hash to
+the same index share it; the index counts for the template that wrote it last (with 2^23
+entries such collisions are a small fraction of the indices).
+
+The proximal step is an additive change ``delta`` of the weights made after ``c`` examples,
+so the lazily averaged weights stay exact: ``acc += c * delta`` like any other update
+(:mod:`depparse.learn.perceptron`).
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from ..features.hashing import split_recorded
+from ..features.parts import N_TEMPLATE_IDS, parser_templates
+
+__all__ = ["TemplateGroups", "budget_threshold"]
+
+log = logging.getLogger(__name__)
+
+
+def budget_threshold(ratio, budget):
+    """``tau`` of budget-driven shrinkage: 0 when at most ``budget`` of the ``ratio``
+    (``||w_m|| / d_m``) are positive, else the mean of the ``budget``-th and
+    ``budget + 1``-th largest."""
+    r = np.sort(ratio[ratio > 0])[::-1]
+    if r.size <= budget:
+        return 0.0
+    return 0.5 * float(r[budget - 1] + r[budget])
+
+
+class TemplateGroups:
+    """The template of every weight index touched so far, and the group-lasso steps.
+
+    Parameters
+    ----------
+    size : int
+        Number of weights (``2**bits``).
+    budget : int
+        At most this many templates (at least 1) keep non-zero weights after each step.
+    every : int
+        Examples between proximal steps (Martins et al.'s K; 1,000 there and here).
+    """
+
+    def __init__(self, size, budget, every=1000):
+        self.owner = np.full(size, -1, dtype=np.int16)
+        self.budget = int(budget)
+        self.every = int(every)
+        self.steps = 0
+
+    def record(self, raw):
+        """The weight indices of kernel output written with ``RECORD`` switches; notes the
+        template of each."""
+        idx, tid = split_recorded(raw)
+        self.owner[idx] = tid
+        return idx
+
+    def norms(self, w):
+        """``(||w_m||_2, |G_m|)`` per template id (arrays of length ``N_TEMPLATE_IDS``)."""
+        seen = self.owner >= 0
+        own = self.owner[seen]
+        sq = np.bincount(own, weights=w[seen] ** 2, minlength=N_TEMPLATE_IDS)
+        size = np.bincount(own, minlength=N_TEMPLATE_IDS)
+        return np.sqrt(sq), size
+
+    def prox(self, w, acc, c):
+        """One budget-driven proximal step on the weights ``w`` (their running sum for the
+        average, ``acc``, after ``c`` examples: see the module docstring).  Returns the
+        number of templates left with non-zero weights."""
+        norm, size = self.norms(w)
+        d = np.maximum(np.log2(np.maximum(size, 1)), 1.0)
+        tau = budget_threshold(norm / d, self.budget)
+        self.steps += 1
+        if tau > 0:
+            factor = np.ones(N_TEMPLATE_IDS)
+            live = norm > 0
+            factor[live] = np.maximum(0.0, 1.0 - tau * d[live] / norm[live])
+            seen = self.owner >= 0
+            idx = np.flatnonzero(seen)
+            delta = (factor[self.owner[idx]] - 1.0) * w[idx]
+            w[idx] += delta
+            acc[idx] += c * delta
+            norm = norm * factor
+        return int((norm > 0).sum())
+
+    def report(self, w):
+        """Per template (by name): its group norm in ``w``, its size, and whether it is
+        kept (non-zero); sorted by norm."""
+        norm, size = self.norms(w)
+        rows = [{"template": name, "norm": float(norm[tid]), "features": int(size[tid]),
+                 "kept": bool(norm[tid] > 0)} for name, tid in parser_templates().items()]
+        return sorted(rows, key=lambda r: -r["norm"])
