@@ -40,14 +40,13 @@ from ..evaluate import evaluate
 from ..features.dense import DenseArcs
 from ..features.parts import build_parts, structure_features, template_switches
 from ..inference.parser import Parser, tree_decoder
-from ..inference.pruning import candidate_arcs
 from ..model import Component, Model, atomic_savez
 from .data import check_training_sentences
 from .dense import DenseLearner
 from .labeler import learn_label_constraints, train_labeler, train_labeler_dense
-from .pruner import fresh_pruner_dense, train_pruner
+from .pruner import fresh_pruner_dense, jackknife_keep_masks, keep_masks, train_pruner
 from .sparsity import TemplateGroups
-from .tagger import fit_tagger, jackknife
+from .tagger import tag_training_data
 from .tokenizer import train_tokenizer
 from .updates import diff_stats, update
 
@@ -55,7 +54,6 @@ __all__ = ["Trainer", "gold_structure", "train"]
 
 log = logging.getLogger(__name__)
 
-JACKKNIFE_TAG_FOLDS = 10  # training data re-tagged by 10 taggers (tag_training="jackknife")
 CKPT_VERSION = 2  # 2: decoding and training settings apart from the model's configuration
 
 
@@ -262,50 +260,6 @@ def _section(npz, prefix):
     return {k[len(prefix):]: npz[k] for k in npz.files if k.startswith(prefix)}
 
 
-def _keep_masks(parser, encoded, heads=None):
-    """Kept arcs of every sentence; with ``heads``, the gold arcs are always kept."""
-    out = []
-    for i, e in enumerate(encoded):
-        k = parser.keep_mask(e)
-        if heads is not None:
-            hd = heads[i]
-            k[hd[1:], np.arange(1, e.n + 1)] = True
-        out.append(k)
-    return out
-
-
-def _jackknife_keep_masks(config, decoding, encoded, heads, folds, pruner_epochs, seed,
-                          pruner_dense=None, lr_dense=0.0):
-    """Kept arcs of the training sentences, each pruned by a pruner that did not see it.
-
-    A pruner trained on all of the training data is far more confident on it than on new
-    text, so the higher-order model would train on candidate sets much smaller than it meets
-    at test time.  With ``folds >= 2`` the training data is split into ``folds`` parts and each
-    part is pruned by a pruner trained on the others (jackknifing).  Gold arcs are always kept.
-    ``pruner_dense``: the final pruner's dense term, whose standardisation each fold's pruner
-    reuses with parameters of its own (rate ``lr_dense``).
-    """
-    if folds < 2 or len(encoded) < 2 * folds:
-        return None
-    fold_of = np.random.default_rng([seed, 991]).permutation(len(encoded)) % folds
-    keep = [None] * len(encoded)
-    log.info("pruning the training data with %d jackknifed pruners, each trained on the "
-             "other %d folds", folds, folds - 1)
-    for f in range(folds):
-        tr = [i for i in range(len(encoded)) if fold_of[i] != f]
-        pd = None if pruner_dense is None else fresh_pruner_dense(pruner_dense)
-        pw = train_pruner([encoded[i] for i in tr], [heads[i] for i in tr],
-                          bits=config.pruner_bits, epochs=pruner_epochs, seed=seed + 1 + f,
-                          label=f"jackknife pruner {f + 1}/{folds}", dense=pd,
-                          lr_dense=lr_dense)
-        for i in np.flatnonzero(fold_of == f):
-            k = candidate_arcs(encoded[i], pw, config.pruner_bits, decoding.prune_threshold,
-                               decoding.prune_max_heads, decoding.single_root, pd)
-            k[heads[i][1:], np.arange(1, encoded[i].n + 1)] = True
-            keep[i] = k
-    return keep
-
-
 def evaluate_heads(parser, dev, weights, max_iter=None, dense=None):
     """UAS, certificate rate and seconds/sentence on (enc, heads, keep) triples (``dense``:
     the dense arc term to score with, for models with one)."""
@@ -424,34 +378,6 @@ class Setup:
     tagger: Component | None = None  # the tagger and lemmatizer trained on all the data
 
 
-def _tagging(train_sents, dev_sents, vectors, config, training):
-    """Train the tagger and lemmatizer on the (gold) training data; with ``tag_training
-    = "jackknife"``, also re-tag the training data by jackknifed taggers and the dev data by
-    the full tagger, so that the parser learns and is measured on predicted tags.
-
-    The tagger sees the encoder's vectors of the contextual classes' layer when the model has
-    them (the same vectors, computed once).  Returns ``(train, dev, component)``.
-    """
-    layer = config.context_layer or None
-    if layer and any(v is None for v in vectors):  # resumed: the classes exist already
-        vectors = batch_word_vectors(layer, [s.forms[1:] for s in train_sents])
-    kw = {"encoder_layer": layer, "seed": training.seed}
-    vec = vectors if layer else None
-    t0 = time.perf_counter()
-    tagger = fit_tagger(train_sents, vectors=vec, **kw)
-    log.info("tagger and lemmatizer trained in %.1f s%s", time.perf_counter() - t0,
-             f" (with the encoder's layer-{layer} vectors)" if layer else "")
-    if training.tag_training == "jackknife":
-        t0 = time.perf_counter()
-        train_sents = jackknife(train_sents, folds=JACKKNIFE_TAG_FOLDS, vectors=vec, **kw)
-        if dev_sents:
-            dev_sents = tagger.retag(dev_sents)
-        log.info("training data re-tagged by %d jackknifed taggers (each trained on the other "
-                 "folds)%s in %.1f s", JACKKNIFE_TAG_FOLDS,
-                 ", dev data by the full tagger" if dev_sents else "", time.perf_counter() - t0)
-    return train_sents, dev_sents, tagger.to_component()
-
-
 def _context_classes(vocab, sentences, config, seed):
     """Cluster the encoder vectors of the training words into the vocabulary's contextual
     classes (:mod:`depparse.encoding.context`); returns the per-sentence vectors."""
@@ -497,7 +423,7 @@ def prepare(train_sents, dev_sents, config=None, decoding=None, training=None, c
         vectors = _context_classes(vocab, train_sents, config, seed)
     tagger = None
     if training.tagger:
-        train_sents, dev_sents, tagger = _tagging(train_sents, dev_sents, vectors, config,
+        train_sents, dev_sents, tagger = tag_training_data(train_sents, dev_sents, vectors, config,
                                                   training)
     encoded = [vocab.encode(s, v) for s, v in zip(train_sents, vectors, strict=True)]
     heads = [np.asarray(s.heads, dtype=np.int64) for s in train_sents]
@@ -519,18 +445,18 @@ def prepare(train_sents, dev_sents, config=None, decoding=None, training=None, c
         trainer.dense = dense
         trainer.pruner_dense = pruner_dense
     parser = Parser(trainer.model(averaged=False))
-    train_keep = _jackknife_keep_masks(
+    train_keep = jackknife_keep_masks(
         config, decoding, encoded, heads, training.pruner_folds, training.pruner_epochs, seed,
         trainer.pruner_dense, training.pruner_dense) if config.order > 0 else None
     if train_keep is None:
-        train_keep = _keep_masks(parser, encoded, heads)
+        train_keep = keep_masks(parser, encoded, heads)
     data = list(zip(encoded, heads, train_keep, strict=True))
     dev = None
     if dev_sents:
         denc = [vocab.encode(s, v) for s, v in
                 zip(dev_sents, vocab.iter_context_vectors(dev_sents), strict=True)]
         dheads = [np.asarray(s.heads, dtype=np.int64) for s in dev_sents]
-        dkeep = _keep_masks(parser, denc)
+        dkeep = keep_masks(parser, denc)
         dev = list(zip(denc, dheads, dkeep, strict=True))
         kept = sum(int(k.sum()) for k in dkeep)
         hit = sum(int(k[h[1:], np.arange(1, e.n + 1)].sum()) for e, h, k in dev)

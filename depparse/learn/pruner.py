@@ -22,8 +22,10 @@ import numpy as np
 from ..decode.prune import arc_marginals
 from ..features.dense import DenseArcs, DenseLayout, dense_arc_gradient
 from ..features.parts import ALL_TEMPLATES, MAX_FEATS, all_arcs, arc_features, score_all_arcs
+from ..inference.pruning import candidate_arcs
 
-__all__ = ["fresh_pruner_dense", "pruner_dense_gradient", "train_pruner"]
+__all__ = ["fresh_pruner_dense", "jackknife_keep_masks", "keep_masks", "pruner_dense_gradient",
+           "train_pruner"]
 
 log = logging.getLogger(__name__)
 
@@ -125,3 +127,47 @@ def train_pruner(encoded, gold_heads, bits=22, epochs=1, lr=0.1, seed=0, label="
                  ep + 1, epochs, ll / max(1, sum(e.n for e in encoded)),
                  time.perf_counter() - t0)
     return w
+
+
+def keep_masks(parser, encoded, heads=None):
+    """Kept arcs of every sentence; with ``heads``, the gold arcs are always kept."""
+    out = []
+    for i, e in enumerate(encoded):
+        k = parser.keep_mask(e)
+        if heads is not None:
+            hd = heads[i]
+            k[hd[1:], np.arange(1, e.n + 1)] = True
+        out.append(k)
+    return out
+
+
+def jackknife_keep_masks(config, decoding, encoded, heads, folds, pruner_epochs, seed,
+                          pruner_dense=None, lr_dense=0.0):
+    """Kept arcs of the training sentences, each pruned by a pruner that did not see it.
+
+    A pruner trained on all of the training data is far more confident on it than on new
+    text, so the higher-order model would train on candidate sets much smaller than it meets
+    at test time.  With ``folds >= 2`` the training data is split into ``folds`` parts and each
+    part is pruned by a pruner trained on the others (jackknifing).  Gold arcs are always kept.
+    ``pruner_dense``: the final pruner's dense term, whose standardisation each fold's pruner
+    reuses with parameters of its own (rate ``lr_dense``).
+    """
+    if folds < 2 or len(encoded) < 2 * folds:
+        return None
+    fold_of = np.random.default_rng([seed, 991]).permutation(len(encoded)) % folds
+    keep = [None] * len(encoded)
+    log.info("pruning the training data with %d jackknifed pruners, each trained on the "
+             "other %d folds", folds, folds - 1)
+    for f in range(folds):
+        tr = [i for i in range(len(encoded)) if fold_of[i] != f]
+        pd = None if pruner_dense is None else fresh_pruner_dense(pruner_dense)
+        pw = train_pruner([encoded[i] for i in tr], [heads[i] for i in tr],
+                          bits=config.pruner_bits, epochs=pruner_epochs, seed=seed + 1 + f,
+                          label=f"jackknife pruner {f + 1}/{folds}", dense=pd,
+                          lr_dense=lr_dense)
+        for i in np.flatnonzero(fold_of == f):
+            k = candidate_arcs(encoded[i], pw, config.pruner_bits, decoding.prune_threshold,
+                               decoding.prune_max_heads, decoding.single_root, pd)
+            k[heads[i][1:], np.arange(1, encoded[i].n + 1)] = True
+            keep[i] = k
+    return keep

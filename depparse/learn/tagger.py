@@ -29,7 +29,7 @@ import numba as nb
 import numpy as np
 
 from ..decode.tags import best_each, viterbi
-from ..encoding.minilm import one_blas_thread, word_vectors
+from ..encoding.minilm import batch_word_vectors, one_blas_thread, word_vectors
 from ..errors import TrainingDataError
 from ..features.hashing import mix
 from ..features.lemmas import derive, key
@@ -43,10 +43,12 @@ from ..inference.tagging import (
 )
 from ..model import Component
 
-__all__ = ["TAGGER_DEFAULTS", "column_accuracy", "fit_tagger", "jackknife", "train_step",
-           "train_tagger"]
+__all__ = ["TAGGER_DEFAULTS", "column_accuracy", "fit_tagger", "jackknife", "tag_training_data",
+           "train_step", "train_tagger"]
 
 log = logging.getLogger(__name__)
+
+JACKKNIFE_TAG_FOLDS = 10  # training data re-tagged by 10 taggers (tag_training="jackknife")
 
 #: Default settings of :func:`fit_tagger` (chosen on en_ewt dev, benchmarks/experiments).
 TAGGER_DEFAULTS = {"epochs": 8, "bits": 22, "feats": "bundle", "viterbi": True,
@@ -425,3 +427,29 @@ def jackknife(sentences, folds: int = 10, vectors=None, columns=("lemmas", "upos
     return out
 
 
+def tag_training_data(train_sents, dev_sents, vectors, config, training):
+    """Train the tagger and lemmatizer on the (gold) training data; with ``tag_training
+    = "jackknife"``, also re-tag the training data by jackknifed taggers and the dev data by
+    the full tagger, so that the parser learns and is measured on predicted tags.
+
+    The tagger sees the encoder's vectors of the contextual classes' layer when the model has
+    them (the same vectors, computed once).  Returns ``(train, dev, component)``.
+    """
+    layer = config.context_layer or None
+    if layer and any(v is None for v in vectors):  # resumed: the classes exist already
+        vectors = batch_word_vectors(layer, [s.forms[1:] for s in train_sents])
+    kw = {"encoder_layer": layer, "seed": training.seed}
+    vec = vectors if layer else None
+    t0 = time.perf_counter()
+    tagger = fit_tagger(train_sents, vectors=vec, **kw)
+    log.info("tagger and lemmatizer trained in %.1f s%s", time.perf_counter() - t0,
+             f" (with the encoder's layer-{layer} vectors)" if layer else "")
+    if training.tag_training == "jackknife":
+        t0 = time.perf_counter()
+        train_sents = jackknife(train_sents, folds=JACKKNIFE_TAG_FOLDS, vectors=vec, **kw)
+        if dev_sents:
+            dev_sents = tagger.retag(dev_sents)
+        log.info("training data re-tagged by %d jackknifed taggers (each trained on the other "
+                 "folds)%s in %.1f s", JACKKNIFE_TAG_FOLDS,
+                 ", dev data by the full tagger" if dev_sents else "", time.perf_counter() - t0)
+    return train_sents, dev_sents, tagger.to_component()
