@@ -20,6 +20,7 @@ from depparse.features import templates as T
 from depparse.features.hashing import split_recorded
 from depparse.features.parts import (
     ALL_TEMPLATES,
+    all_arcs,
     arc_features,
     parser_templates,
     structure_features,
@@ -27,7 +28,7 @@ from depparse.features.parts import (
 )
 from depparse.inference.parser import Parser
 from depparse.learn.perceptron import Trainer, gold_structure
-from depparse.learn.sparsity import TemplateGroups, budget_threshold
+from depparse.learn.sparsity import TemplateGroups, budget_threshold, family_budgets
 from depparse.model import Model
 
 BITS = 20
@@ -96,34 +97,44 @@ def test_budget_threshold():
     assert budget_threshold(r, 4) == pytest.approx(1.5)
 
 
-def _groups(rng, sizes):
-    g = TemplateGroups(64, budget=2, every=1)
+def test_family_budgets_share_the_budget():
+    fams = family_budgets(60)
+    names = parser_templates()
+    assert sorted(t for ids, _ in fams for t in ids) == sorted(names.values())
+    for ids, bj in fams:  # in proportion to the family's size
+        assert abs(bj - 60 * ids.size / len(names)) <= 0.5
+    assert [bj for _, bj in family_budgets(1)] == [1, 1, 1, 1]
+
+
+def test_prox_keeps_each_familys_budget_and_shrinks_by_the_group_lasso_step():
+    """Four arc templates and three sibling templates of different sizes, budget 8: the arc
+    family may keep round(8 * 60 / 113) = 4 (all of its four), the sibling family
+    round(8 * 22 / 113) = 2 (of its three).  Expected weights from the definition."""
+    rng = np.random.default_rng(3)
+    sizes = {T.ARC_HW: 4, T.ARC_HP: 8, T.ARC_MW: 2, T.ARC_MP: 5, T.SIB_SP_MP: 16,
+             T.SIB_SW_MW: 3, T.SIB_SP_MW: 6}
+    g = TemplateGroups(64, budget=8, every=1)
     w = np.zeros(64)
     start = 0
     for tid, n in sizes.items():
         g.owner[start:start + n] = tid
         w[start:start + n] = rng.normal(size=n)
         start += n
-    return g, w
-
-
-def test_prox_keeps_the_budget_and_shrinks_by_the_group_lasso_step():
-    rng = np.random.default_rng(3)
-    g, w = _groups(rng, {1: 4, 2: 8, 3: 2, 40: 16})
     w0 = w.copy()
-    norm = {t: np.linalg.norm(w0[g.owner == t]) for t in (1, 2, 3, 40)}
-    d = {t: max(np.log2((g.owner == t).sum()), 1.0) for t in norm}
-    ratio = sorted((norm[t] / d[t] for t in norm), reverse=True)
-    tau = (ratio[1] + ratio[2]) / 2
+    norm = {t: np.linalg.norm(w0[g.owner == t]) for t in sizes}
+    d = {t: max(np.log2(n), 1.0) for t, n in sizes.items()}
+    sibs = {T.SIB_SP_MP, T.SIB_SW_MW, T.SIB_SP_MW}
+    sib = sorted((norm[t] / d[t] for t in sibs), reverse=True)
+    tau = {t: (sib[1] + sib[2]) / 2 if t in sibs else 0.0 for t in sizes}
     acc = np.zeros(64)
-    assert g.prox(w, acc, c=7.0) == 2
-    for t in norm:
-        want = max(0.0, 1 - tau * d[t] / norm[t]) * w0[g.owner == t]
+    assert g.prox(w, acc, c=7.0) == 6
+    for t in sizes:
+        want = max(0.0, 1 - tau[t] * d[t] / norm[t]) * w0[g.owner == t]
         np.testing.assert_allclose(w[g.owner == t], want, atol=1e-12)
     np.testing.assert_allclose(acc, 7.0 * (w - w0), atol=1e-12)
     assert not w[g.owner < 0].any()
     kept = {r["template"] for r in g.report(w) if r["kept"]}
-    assert len(kept) == 2 and kept <= set(parser_templates())
+    assert len(kept) == 6 and {"ARC_HW", "ARC_HP", "ARC_MW", "ARC_MP"} <= kept
 
 
 def test_lazy_average_through_proximal_steps():
@@ -135,12 +146,7 @@ def test_lazy_average_through_proximal_steps():
     trainer.group_lasso(budget=10, every=7)
     enc = [vocab.encode(s) for s in tr]
     heads = [np.asarray(s.heads, dtype=np.int64) for s in tr]
-    keep = []
-    for e in enc:
-        k = np.ones((e.n + 1, e.n + 1), dtype=bool)
-        k[:, 0] = False
-        np.fill_diagonal(k, False)
-        keep.append(k)
+    keep = [all_arcs(e.n + 1) for e in enc]
     total = np.zeros(1 << cfg.bits)
     steps = 0
     for _ in range(3):
@@ -155,7 +161,7 @@ def test_lazy_average_through_proximal_steps():
     np.testing.assert_allclose(trainer.averaged(), total / steps, rtol=0, atol=1e-9)
     norm, _ = trainer.groups.norms(trainer.w)
     assert (norm > 0).sum() > 10  # updates since the last step brought templates back
-    assert 0 < trainer.groups.prox(trainer.w, trainer.acc, trainer.c) <= 10
+    assert 0 < trainer.groups.prox(trainer.w, trainer.acc, trainer.c) <= 10  # 5 + 2 + 2 + 1
 
 
 @pytest.mark.corpora
@@ -170,7 +176,7 @@ def test_template_budget_on_a_real_treebank(corpora_dir, tmp_path):
     off = m.config.templates_off.split(",")
     sel = [h["template_selection"] for h in m.info["history"] if "template_selection" in h][0]
     assert sel["left_out"] == off and sel["kept"] == len(parser_templates()) - len(off)
-    assert 0 < sel["kept"] <= 30
+    assert 0 < sel["kept"] <= 30  # 16 + 6 + 6 + 2 (family_budgets)
     assert all(e["templates"] <= 30 for e in sel["epochs"])
     p = Parser(m)
     assert all(p.templates_on[getattr(T, t)] == 0 for t in off)

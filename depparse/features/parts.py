@@ -34,10 +34,10 @@ from ..encoding.ids import END, START
 from . import templates as T
 from .hashing import CFINE, CSHIFT, RECORD, ctx, dist_bucket, dot, put, put2, tags_between
 
-__all__ = ["ALL_TEMPLATES", "ARC", "SIB", "GRAND", "GSIB", "FEATURE_SET", "MAX_FEATS", "all_arcs",
-           "arc_features", "build_parts", "fill_scores", "grand_features", "gsib_features",
-           "parser_templates", "score_all_arcs", "score_arcs", "sib_features",
-           "structure_features", "template_names", "template_switches"]
+__all__ = ["ALL_TEMPLATES", "ARC", "SIB", "GRAND", "GSIB", "FAMILY_NAMES", "FEATURE_SET",
+           "MAX_FEATS", "all_arcs", "arc_features", "build_parts", "fill_scores",
+           "grand_features", "gsib_features", "parser_templates", "score_all_arcs", "score_arcs",
+           "sib_features", "structure_features", "template_names", "template_switches"]
 
 # Version of the feature templates.  Weights are only meaningful for the templates they were
 # trained with: change this number whenever a template is added, removed or changed (model

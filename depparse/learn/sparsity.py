@@ -5,12 +5,18 @@ Every parser feature template (:func:`depparse.features.parts.parser_templates`)
 of weights: all the hashed indices it emits.  The group-lasso penalty
 ``sum_m d_m ||w_m||_2`` (``d_m = log2 |G_m|``) is applied by proximal steps between the
 perceptron's steps (Martins et al.'s Algorithm 1, the "sparseptron"): every ``every``
-examples, each group is scaled by ``max(0, 1 - tau d_m / ||w_m||)``, which sets the weakest
-groups to zero.  ``tau`` comes from the *budget* (their "budget-driven shrinkage"): when more
-than ``B`` groups are non-zero, ``tau`` is the mean of the ``B``-th and ``B+1``-th largest
-``||w_m|| / d_m``, so at most ``B`` groups survive each step.  The templates still non-zero
-after the last step are the choice; the model is then trained afresh on those only
-("debiasing": Martins et al. refit without the penalty).
+examples, each group is scaled by ``max(0, 1 - tau_j d_m / ||w_m||)``, which sets the
+weakest groups to zero.  ``tau_j`` comes from a *budget* (their "budget-driven shrinkage"):
+the groups fall into disjoint sets ``G_j`` with budgets ``B_j``, and when more than ``B_j``
+groups of ``G_j`` are non-zero, ``tau_j`` is the mean of the ``B_j``-th and ``B_j+1``-th
+largest ``||w_m|| / d_m`` among them, so at most ``B_j`` survive each step.  The sets are the
+part families (arc, sibling, grandparent, grand-sibling), the budget ``B`` shared among them
+in proportion to their sizes: with one budget over all templates the grandparent family, whose
+weights are small next to the arc templates' (the grand-sibling parts share their evidence),
+lost 16-21 of its 24 templates and en_ewt dev UAS fell 0.14-0.27; with a budget per family it
+did not move (benchmarks/experiments/README.md).  The templates still non-zero after the last
+step are the choice; the model is then trained afresh on those only ("debiasing": Martins et
+al. refit without the penalty).
 
 Groups are learned as training touches the weights: the feature kernels write each index
 with its template's id (``RECORD`` switches, :func:`depparse.features.hashing.put`), and
@@ -30,9 +36,9 @@ import logging
 import numpy as np
 
 from ..features.hashing import split_recorded
-from ..features.parts import N_TEMPLATE_IDS, parser_templates
+from ..features.parts import FAMILY_NAMES, N_TEMPLATE_IDS, parser_templates
 
-__all__ = ["TemplateGroups", "budget_threshold"]
+__all__ = ["TemplateGroups", "budget_threshold", "family_budgets"]
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +53,17 @@ def budget_threshold(ratio, budget):
     return 0.5 * float(r[budget - 1] + r[budget])
 
 
+def family_budgets(budget):
+    """``[(template ids, B_j)]`` per part family: ``budget`` shared in proportion to the
+    families' sizes (at least one each)."""
+    names = parser_templates()
+    out = []
+    for fam in FAMILY_NAMES:
+        ids = np.array([t for n, t in names.items() if n.split("_")[0] == fam])
+        out.append((ids, max(1, round(budget * ids.size / len(names)))))
+    return out
+
+
 class TemplateGroups:
     """The template of every weight index touched so far, and the group-lasso steps.
 
@@ -55,7 +72,9 @@ class TemplateGroups:
     size : int
         Number of weights (``2**bits``).
     budget : int
-        At most this many templates (at least 1) keep non-zero weights after each step.
+        About this many templates (at least 1) keep non-zero weights after each step: the
+        sum of the families' shares (:func:`family_budgets`), which may differ from it by
+        rounding.
     every : int
         Examples between proximal steps (Martins et al.'s K; 1,000 there and here).
     """
@@ -63,6 +82,7 @@ class TemplateGroups:
     def __init__(self, size, budget, every=1000):
         self.owner = np.full(size, -1, dtype=np.int16)
         self.budget = int(budget)
+        self.families = family_budgets(self.budget)
         self.every = int(every)
         self.steps = 0
 
@@ -87,12 +107,15 @@ class TemplateGroups:
         number of templates left with non-zero weights."""
         norm, size = self.norms(w)
         d = np.maximum(np.log2(np.maximum(size, 1)), 1.0)
-        tau = budget_threshold(norm / d, self.budget)
+        ratio = norm / d
+        tau = np.zeros(N_TEMPLATE_IDS)
+        for ids, bj in self.families:
+            tau[ids] = budget_threshold(ratio[ids], bj)
         self.steps += 1
-        if tau > 0:
+        if tau.any():
             factor = np.ones(N_TEMPLATE_IDS)
             live = norm > 0
-            factor[live] = np.maximum(0.0, 1.0 - tau * d[live] / norm[live])
+            factor[live] = np.maximum(0.0, 1.0 - tau[live] * d[live] / norm[live])
             seen = self.owner >= 0
             idx = np.flatnonzero(seen)
             delta = (factor[self.owner[idx]] - 1.0) * w[idx]
