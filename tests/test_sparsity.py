@@ -199,3 +199,17 @@ def test_template_budget_on_a_real_treebank(corpora_dir, tmp_path):
     print(f"kept {sel['kept']} templates; non-zero weights {np.count_nonzero(m.weights):,} vs "
           f"{np.count_nonzero(full.weights):,}; dev UAS {m.info['final_dev']['uas']:.2f} vs "
           f"{full.info['final_dev']['uas']:.2f}")
+
+
+def test_resume_after_choosing_templates_is_bit_identical(tmp_path):
+    """The choice is made once, before the first epoch: a run resumed from its checkpoint
+    keeps it (the checkpoint's configuration) and ends with the same weights."""
+    tr = synthetic.sentences(60, seed=7)
+    kw = dict(model="gs", bits=16, pruner_bits=14, seed=4, progress=False, pruner_folds=2,
+              template_budget=8, template_epochs=1, labeler_epochs=0)
+    full = train(tr, None, epochs=3, checkpoint=tmp_path / "a.ckpt.npz", **kw)
+    train(tr, None, epochs=1, checkpoint=tmp_path / "b.ckpt.npz", **kw)
+    resumed = train(tr, None, epochs=3, checkpoint=tmp_path / "b.ckpt.npz", resume=True, **kw)
+    assert full.config.templates_off and resumed.config.templates_off == full.config.templates_off
+    assert np.array_equal(full.weights, resumed.weights)
+    assert sum("template_selection" in h for h in resumed.info["history"]) == 1
