@@ -213,3 +213,12 @@ def test_resume_after_choosing_templates_is_bit_identical(tmp_path):
     assert full.config.templates_off and resumed.config.templates_off == full.config.templates_off
     assert np.array_equal(full.weights, resumed.weights)
     assert sum("template_selection" in h for h in resumed.info["history"]) == 1
+
+
+def test_template_budget_is_refused_by_parameter_mixing():
+    from depparse.config import TrainConfig
+    from depparse.distributed import train_distributed
+
+    with pytest.raises(ConfigError, match="template_budget"):
+        train_distributed(synthetic.sentences(5, seed=1), None, ModelConfig(), None,
+                          TrainConfig(template_budget=10), None, shards=1, progress=False)
