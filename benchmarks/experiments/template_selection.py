@@ -1,7 +1,9 @@
 """Structured sparsity (issue 14, item 3): what a model trained with ``template_budget=B``
 chose, and what that saves.  For each saved G+S model: the templates kept per family, the
 non-zero parser weights, the size of its parser weights in the model format (the file with
-only the parser and pruner), and, from the training log in the model, the group-lasso
+only the parser and pruner), the templates kept by the kind of information they read (as
+Martins et al. 2011, Table 3: words or lemmas, affixes, morphological features, XPOS,
+contextual classes, UPOS only), and, from the training log in the model, the group-lasso
 epochs; with ``--top N`` the N strongest and the weakest kept templates by group norm.
 
     python template_selection.py [--code DIR] [--top N] A.npz [B.npz ...]
@@ -25,6 +27,23 @@ from depparse.features.parts import parser_templates  # noqa: E402
 from depparse.model import Model  # noqa: E402
 
 FAMILIES = ("ARC", "SIB", "GRAND", "GSIB")
+KINDS = ("words", "affixes", "morphology", "XPOS", "classes", "UPOS only")
+
+
+def kind(name):
+    """What a template reads besides UPOS, by its name (depparse.features.templates)."""
+    atoms = name.split("_")[1:]
+    if any(a in ("HW", "MW", "SW", "GW", "HL", "ML") for a in atoms):
+        return "words"
+    if any(a.endswith(("SUF", "PRE")) for a in atoms):
+        return "affixes"
+    if any(a.endswith("FEAT") for a in atoms):
+        return "morphology"
+    if any(a in ("HX", "MX", "SX", "GX", "HXL", "HXR", "MXL", "MXR") for a in atoms):
+        return "XPOS"
+    if any(a.endswith("C") for a in atoms):
+        return "classes"
+    return "UPOS only"
 
 
 def parser_file_bytes(m):
@@ -44,6 +63,9 @@ for path in args.models:
     kept = collections.Counter(n.split("_")[0] for n in names if n not in off)
     print(f"{path}: {len(names) - len(off)} of {len(names)} templates kept ("
           + ", ".join(f"{f} {kept[f]}/{fam[f]}" for f in FAMILIES) + ")")
+    every = collections.Counter(kind(n) for n in names)
+    have = collections.Counter(kind(n) for n in names if n not in off)
+    print("  kept by kind: " + ", ".join(f"{k} {have[k]}/{every[k]}" for k in KINDS))
     print(f"  non-zero parser weights {np.count_nonzero(m.weights):,}; parser + pruner file "
           f"{parser_file_bytes(m) / 1e6:.2f} MB; final dev UAS "
           f"{(m.info.get('final_dev') or {}).get('uas', float('nan')):.2f}")
