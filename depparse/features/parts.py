@@ -21,7 +21,9 @@ fine and coarse classes of the words to the arc, sibling and grandparent familie
 A single enumeration per family writes feature indices into a buffer; scoring (a dot product
 with the weights: :func:`score_arcs` for the parser's and the pruner's arcs, :func:`fill_scores`
 for all parts) and learning (adding to the weights: :func:`structure_features`) both use it,
-so they cannot disagree.
+so they cannot disagree.  Every kernel takes the switches ``on`` of the templates
+(:func:`template_switches`): a model trained with a template budget leaves some out
+(``ModelConfig.templates_off``; :mod:`depparse.learn.sparsity`), and its kernels skip them.
 """
 
 from __future__ import annotations
