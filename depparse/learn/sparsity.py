@@ -21,8 +21,11 @@ al. refit without the penalty).
 Groups are learned as training touches the weights: the feature kernels write each index
 with its template's id (``RECORD`` switches, :func:`depparse.features.hashing.put`), and
 :class:`TemplateGroups` keeps the owner of every index.  Two templates whose features hash to
-the same index share it; the index counts for the template that wrote it last (with 2^23
-entries such collisions are a small fraction of the indices).
+the same index share it; the index counts for the template that wrote it last.  Such sharing
+is common: the shipped parser has 6.4 million non-zero weights among its 2^23 entries, a 76%
+occupancy, which for a uniform hash means about 1.4 updated features per entry and about half
+of the non-zero entries reached by more than one; so the group norms are approximate (a
+group's norm also counts what other templates' features moved at its indices).
 
 The proximal step is an additive change ``delta`` of the weights made after ``c`` examples,
 so the lazily averaged weights stay exact: ``acc += c * delta`` like any other update
@@ -31,16 +34,12 @@ so the lazily averaged weights stay exact: ``acc += c * delta`` like any other u
 
 from __future__ import annotations
 
-import logging
-
 import numpy as np
 
 from ..features.hashing import split_recorded
 from ..features.parts import FAMILY_NAMES, N_TEMPLATE_IDS, parser_templates
 
 __all__ = ["TemplateGroups", "budget_threshold", "family_budgets"]
-
-log = logging.getLogger(__name__)
 
 
 def budget_threshold(ratio, budget):
