@@ -133,6 +133,8 @@ def test_prox_keeps_each_familys_budget_and_shrinks_by_the_group_lasso_step():
         np.testing.assert_allclose(w[g.owner == t], want, atol=1e-12)
     np.testing.assert_allclose(acc, 7.0 * (w - w0), atol=1e-12)
     assert not w[g.owner < 0].any()
+    w1 = w.copy()  # a second call after the same examples (an epoch's end) shrinks no further
+    assert g.prox(w, acc, c=7.0) == 6 and np.array_equal(w, w1) and g.steps == 1
     kept = {r["template"] for r in g.report(w) if r["kept"]}
     assert len(kept) == 6 and {"ARC_HW", "ARC_HP", "ARC_MW", "ARC_MP"} <= kept
 

@@ -38,7 +38,7 @@ from ..encoding.vocab import Vocabularies
 from ..errors import CheckpointError, ConfigError, TrainingDataError
 from ..evaluate import evaluate
 from ..features.dense import DenseArcs
-from ..features.parts import build_parts, structure_features, template_switches
+from ..features.parts import build_parts, parser_templates, structure_features, template_switches
 from ..inference.parser import Parser, tree_decoder
 from ..model import Component, Model, atomic_savez
 from .data import check_training_sentences
@@ -349,7 +349,7 @@ def choose_templates(st: Setup) -> list[dict]:
             msg = f", dev UAS {rec['dev_uas']:.2f} (penalised weights)"
         epochs.append(rec)
         log.info("choosing templates, epoch %d/%d: %d of %d templates non-zero%s", e + 1,
-                 tr.template_epochs, live, len(sel.groups.report(sel.w)), msg)
+                 tr.template_epochs, live, len(parser_templates()), msg)
     report = sel.groups.report(sel.w)
     off = [r["template"] for r in report if not r["kept"]]
     main.leave_out(off)

@@ -84,6 +84,7 @@ class TemplateGroups:
         self.families = family_budgets(self.budget)
         self.every = int(every)
         self.steps = 0
+        self.last = None  # examples seen at the last step
 
     def record(self, raw):
         """The weight indices of kernel output written with ``RECORD`` switches; notes the
@@ -92,19 +93,26 @@ class TemplateGroups:
         self.owner[idx] = tid
         return idx
 
-    def norms(self, w):
-        """``(||w_m||_2, |G_m|)`` per template id (arrays of length ``N_TEMPLATE_IDS``)."""
-        seen = self.owner >= 0
-        own = self.owner[seen]
-        sq = np.bincount(own, weights=w[seen] ** 2, minlength=N_TEMPLATE_IDS)
+    def norms(self, w, idx=None):
+        """``(||w_m||_2, |G_m|)`` per template id (arrays of length ``N_TEMPLATE_IDS``);
+        ``idx``: the indices with an owner, where the caller has them."""
+        if idx is None:
+            idx = np.flatnonzero(self.owner >= 0)
+        own = self.owner[idx]
+        sq = np.bincount(own, weights=w[idx] ** 2, minlength=N_TEMPLATE_IDS)
         size = np.bincount(own, minlength=N_TEMPLATE_IDS)
         return np.sqrt(sq), size
 
     def prox(self, w, acc, c):
         """One budget-driven proximal step on the weights ``w`` (their running sum for the
         average, ``acc``, after ``c`` examples: see the module docstring).  Returns the
-        number of templates left with non-zero weights."""
-        norm, size = self.norms(w)
+        number of templates left with non-zero weights.  A second call after the same ``c``
+        (the end of an epoch that ended on a step) does not shrink again."""
+        idx = np.flatnonzero(self.owner >= 0)
+        norm, size = self.norms(w, idx)
+        if c == self.last:
+            return int((norm > 0).sum())
+        self.last = c
         d = np.maximum(np.log2(np.maximum(size, 1)), 1.0)
         ratio = norm / d
         tau = np.zeros(N_TEMPLATE_IDS)
@@ -115,8 +123,6 @@ class TemplateGroups:
             factor = np.ones(N_TEMPLATE_IDS)
             live = norm > 0
             factor[live] = np.maximum(0.0, 1.0 - tau[live] * d[live] / norm[live])
-            seen = self.owner >= 0
-            idx = np.flatnonzero(seen)
             delta = (factor[self.owner[idx]] - 1.0) * w[idx]
             w[idx] += delta
             acc[idx] += c * delta
