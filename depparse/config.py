@@ -28,7 +28,7 @@ from .features.parts import FEATURE_SET, template_names
 
 __all__ = ["DecodeConfig", "ModelConfig", "TrainConfig", "MODEL_TYPES", "check", "split_settings"]
 
-MODEL_TYPES = ("mst", "sib", "gs")
+MODEL_TYPES = ("mst", "sib", "gs", "gsh")
 
 
 def setting(default, help, *, choices=None, lo=None, hi=None, flag=None, cli=("train",),
@@ -113,7 +113,8 @@ class ModelConfig(_Config):
     """What the weights of a model mean (saved in the model file)."""
 
     model: str = setting("gs", "mst: arc-factored (CLE); sib: bigram siblings (Koo et al. "
-                         "Fig. 1); gs: grandparent + siblings (Fig. 2)", choices=MODEL_TYPES)
+                         "Fig. 1); gs: grandparent + siblings (Fig. 2); gsh: gs + head bigrams "
+                         "(the heads of consecutive words, a third slave)", choices=MODEL_TYPES)
     bits: int = setting(23, "parser weights: 2**BITS hashed entries", lo=4, hi=30)
     pruner_bits: int = setting(21, "arc pruner weights: 2**BITS hashed entries", lo=4, hi=30)
     labeler_bits: int = setting(20, "labeler weights: 2**BITS hashed entries", lo=4, hi=30)
@@ -163,8 +164,13 @@ class ModelConfig(_Config):
 
     @property
     def order(self) -> int:
-        """0 arcs only, 1 + siblings, 2 + grandparents and grand-siblings."""
-        return MODEL_TYPES.index(self.model)
+        """0 arcs only, 1 + siblings, 2 + grandparents and grand-siblings (``gs``, ``gsh``)."""
+        return min(MODEL_TYPES.index(self.model), 2)
+
+    @property
+    def head_bigrams(self) -> bool:
+        """Does the model score head bigrams (:mod:`depparse.decode.bigrams`)?"""
+        return self.model == "gsh"
 
     @classmethod
     def from_dict(cls, d: dict) -> ModelConfig:

@@ -22,6 +22,7 @@ from depparse.features.parts import (
     ALL_TEMPLATES,
     all_arcs,
     arc_features,
+    model_families,
     parser_templates,
     structure_features,
     template_switches,
@@ -97,13 +98,16 @@ def test_budget_threshold():
     assert budget_threshold(r, 4) == pytest.approx(1.5)
 
 
-def test_family_budgets_share_the_budget():
-    fams = family_budgets(60)
-    names = parser_templates()
+@pytest.mark.parametrize("head_bigrams", [False, True], ids=["gs", "gsh"])
+def test_family_budgets_share_the_budget(head_bigrams):
+    families = model_families(head_bigrams)
+    fams = family_budgets(60, families)
+    names = parser_templates(families)
     assert sorted(t for ids, _ in fams for t in ids) == sorted(names.values())
+    assert len(names) == (113 + 13 if head_bigrams else 113)
     for ids, bj in fams:  # in proportion to the family's size
         assert abs(bj - 60 * ids.size / len(names)) <= 0.5
-    assert [bj for _, bj in family_budgets(1)] == [1, 1, 1, 1]
+    assert [bj for _, bj in family_budgets(1, families)] == [1] * len(families)
 
 
 def test_prox_keeps_each_familys_budget_and_shrinks_by_the_group_lasso_step():
@@ -177,7 +181,8 @@ def test_template_budget_on_a_real_treebank(corpora_dir, tmp_path):
     m = train(tr, dev, template_budget=30, template_epochs=2, **kw)
     off = m.config.templates_off.split(",")
     sel = [h["template_selection"] for h in m.info["history"] if "template_selection" in h][0]
-    assert sel["left_out"] == off and sel["kept"] == len(parser_templates()) - len(off)
+    assert sel["left_out"] == off
+    assert sel["kept"] == len(parser_templates(model_families(False))) - len(off)
     assert 0 < sel["kept"] <= 30  # 16 + 6 + 6 + 2 (family_budgets)
     assert all(e["templates"] <= 30 for e in sel["epochs"])
     p = Parser(m)

@@ -1,6 +1,6 @@
 """Settings for the small treebanks, chosen without their test files: K-fold cross-validation
 on a treebank's dev file (da_ddt, nl_alpino, sv_talbanken have no train file here), G+S
-without labeler, UAS over all held-out words of the K folds.
+(or ``model=gsh`` ...) without labeler, UAS over all held-out words of the K folds.
 
     python small_cv.py [--code DIR] [--folds 5] [--extra CODE:SPLIT[:N] ...] [--test] CODE
         [field=value ...]
@@ -44,8 +44,8 @@ if args.test:
     splits = [(sents, read_conllu(corpus("test", args.treebank)))]
 for tr, ho in splits:
     tr = tr + extra
-    m = depparse.train(tr, None, model="gs", labeler_epochs=0, tokenizer=False, progress=False,
-                       tagger=False, **kw)
+    m = depparse.train(tr, None, **{"model": "gs", **kw}, labeler_epochs=0, tokenizer=False,
+                       progress=False, tagger=False)
     p = Parser(m)
     for r, s in zip(p.parse_heads(ho), ho, strict=True):
         right += int((np.asarray(r.heads[1:]) == np.asarray(s.heads[1:])).sum())

@@ -163,6 +163,9 @@ def cmd_parse(args):
             parser.decoding = dataclasses.replace(parser.decoding, **proofs)
     except DepparseError as e:
         raise UsageError(f"--prune-threshold/--prune-max-heads: {e}") from None
+    if parser.decoding.solver == "ad3" and parser.config.head_bigrams:
+        raise UsageError(f"--solver ad3: {args.model} is a gsh model (head bigrams), and AD3 "
+                         "has no head-bigram factor; use --solver subgradient")
     t0 = time.perf_counter()
     bad = []
 

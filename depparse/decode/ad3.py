@@ -390,9 +390,15 @@ def ad3_decompose(parts: PartTable, *, alpha=0.001, max_iter=1000, single_root=F
     ------
     NoSpanningTreeError
         If the kept arcs admit no tree.
+    ValueError
+        For a table with head-bigram parts (AD3 here has no chain factor: decode those with
+        the subgradient solver).
     """
     if max_iter < 1:
         raise ValueError("max_iter must be >= 1")
+    if parts.bigrams:
+        raise ValueError("AD3 has no head-bigram factor: decode models with head bigrams "
+                         "with solver='subgradient'")
     arrays = parts.arrays()
     use_g = bool(parts.grandparents)
     state = _ad3_init(*arrays[:8], use_g, int(max_iter))

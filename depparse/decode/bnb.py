@@ -128,7 +128,7 @@ class ExactResult:
 def _scale(parts: PartTable) -> float:
     """Largest magnitude of a finite part score (the gap tolerance is relative to it)."""
     big = 0.0
-    for a in (parts.arc, parts.tab):
+    for a in (parts.arc, parts.tab) + ((parts.hb,) if parts.bigrams else ()):
         f = a[np.isfinite(a)]
         if f.size:
             big = max(big, float(np.abs(f).max()))
@@ -143,12 +143,12 @@ def _closed(bound, incumbent, scale, tol):
     return bool(bound < np.inf and bound - incumbent <= tol * max(scale, abs(bound)))
 
 
-def _branch_arc(arc, counts, iterations, use_g):
+def _branch_arc(arc, counts, iterations, use_g, use_hb=False):
     """The arc ``(h, m)`` to split on, or None when every word has a single allowed head.
 
     Only words with at least two allowed heads are split.  Among their allowed arcs, the one
-    where ``y``, ``z`` and ``z'`` (frequencies over the node's iterations) differ most; ties go
-    to the most fractional ``y``, then to the lowest index.
+    where ``y``, ``z``, ``z'`` and the head-bigram chain's ``c`` (frequencies over the node's
+    iterations) differ most; ties go to the most fractional ``y``, then to the lowest index.
     """
     allowed = np.isfinite(arc)
     allowed[:, 0] = False
@@ -163,13 +163,16 @@ def _branch_arc(arc, counts, iterations, use_g):
     if use_g:
         g = counts[2] / it
         dis = np.maximum(dis, np.maximum(np.abs(y - g), np.abs(z - g)))
+    if use_hb:
+        c = counts[3] / it
+        dis = np.maximum(dis, np.maximum(np.abs(y - c), np.abs(z - c)))
     key = dis + 1e-6 * np.minimum(y, 1.0 - y)
     key = np.where(allowed & free[None, :], key, -1.0)
     h, m = np.unravel_index(int(np.argmax(key)), key.shape)
     return int(h), int(m)
 
 
-def _head_split(arc, counts, iterations, use_g, h, m):
+def _head_split(arc, counts, iterations, use_g, h, m, use_hb=False):
     """Half of the allowed heads of word ``m``, ``h`` among them: the heads by decreasing
     frequency in ``y``, ``z'`` (and ``z``) until they hold half of it, at least one and not all
     (a GUB split, Beale and Tomlin 1970: a word's candidate heads are halved at each level
@@ -180,6 +183,8 @@ def _head_split(arc, counts, iterations, use_g, h, m):
     f = counts[0, heads, m] + counts[1, heads, m]
     if use_g:
         f = f + counts[2, heads, m]
+    if use_hb:
+        f = f + counts[3, heads, m]
     f = f / it
     order = heads[np.argsort(-f, kind="stable")]
     fs = np.sort(f)[::-1]
@@ -217,7 +222,7 @@ def _only_tree(arc):
 def branch_and_bound(parts: PartTable, heads, score, bound, u, v, counts, iterations, *,
                      alpha=0.001, single_root=False, projective=False, tol=GAP_TOL,
                      node_iter=60, lam0=2.0, patience=20, max_halvings=4, max_nodes=None,
-                     deadline=None, split="arc"):
+                     deadline=None, split="arc", chain_r=None):
     """Finish a dual decomposition run that has not certified (module docstring).
 
     Parameters
@@ -228,8 +233,8 @@ def branch_and_bound(parts: PartTable, heads, score, bound, u, v, counts, iterat
         The first run's lowest dual value.
     u, v : (n+1, n+1) float64
         Its multipliers at that value (warm start of the children).
-    counts : (3, n+1, n+1) float64
-        Its frequencies of ``y``, ``z``, ``z'`` (where to branch).
+    counts : (4, n+1, n+1) float64
+        Its frequencies of ``y``, ``z``, ``z'`` and ``c`` (where to branch).
     iterations : int
         The iterations those frequencies count.
     node_iter : int
@@ -245,6 +250,8 @@ def branch_and_bound(parts: PartTable, heads, score, bound, u, v, counts, iterat
         neither wins everywhere (100 words: 25 against 21 nodes, 150 words: 121 against 171).
     deadline : float, optional
         ``time.perf_counter()`` value at which to stop (unproved).
+    chain_r : (n+1, n+1) float64, optional
+        The head-bigram chain's multipliers at ``bound`` (tables with head bigrams).
 
     Returns
     -------
@@ -253,10 +260,10 @@ def branch_and_bound(parts: PartTable, heads, score, bound, u, v, counts, iterat
         largest open bound when stopped early).
     """
     scale = _scale(parts)
-    use_g = parts.grandparents
+    use_g, use_hb = parts.grandparents, parts.bigrams
     best_heads, best = np.asarray(heads).copy(), float(score)
     root_arc = parts.arc
-    queue = [(-float(bound), 0, root_arc, u, v, counts, int(iterations))]
+    queue = [(-float(bound), 0, root_arc, (u, v, chain_r), counts, int(iterations))]
     tick = 1
     nodes = 0
     total_iter = 0
@@ -267,11 +274,12 @@ def branch_and_bound(parts: PartTable, heads, score, bound, u, v, counts, iterat
             break
         if max_nodes is not None and nodes >= max_nodes:
             break
-        negb, _, arc, pu, pv, pc, pit = heapq.heappop(queue)
+        negb, _, arc, mult, pc, pit = heapq.heappop(queue)
+        pu, pv, pr = mult
         pbound = -negb
         if _closed(pbound, best, scale, tol):
             continue
-        hm = _branch_arc(arc, pc, pit, use_g)
+        hm = _branch_arc(arc, pc, pit, use_g, use_hb)
         if hm is None:  # a single tree left: score it
             if _only_tree(arc) is not None:
                 try:  # (one dual decomposition step finds and scores it)
@@ -286,7 +294,8 @@ def branch_and_bound(parts: PartTable, heads, score, bound, u, v, counts, iterat
                     best_heads, best = r.heads, r.score
             continue
         h, m = hm
-        S = _head_split(arc, pc, pit, use_g, h, m) if split == "heads" else np.array([h])
+        S = (_head_split(arc, pc, pit, use_g, h, m, use_hb) if split == "heads"
+             else np.array([h]))
         fix = arc.copy()  # child 1: the head of m is in S
         out = np.ones(arc.shape[0], dtype=bool)
         out[S] = False
@@ -299,13 +308,13 @@ def branch_and_bound(parts: PartTable, heads, score, bound, u, v, counts, iterat
             if (max_nodes is not None and nodes >= max_nodes) or (
                     deadline is not None and time.perf_counter() >= deadline):
                 # out of nodes or time: the child stays open, under its parent's bound
-                heapq.heappush(queue, (negb, tick, child, pu, pv, pc, pit))
+                heapq.heappush(queue, (negb, tick, child, mult, pc, pit))
                 tick += 1
                 continue
             try:
                 r = dual_decompose(dataclasses.replace(parts, arc=child), alpha=alpha,
                                    max_iter=node_iter, single_root=single_root,
-                                   projective=projective, tol=tol, u0=pu, v0=pv,
+                                   projective=projective, tol=tol, u0=pu, v0=pv, r0=pr,
                                    incumbent=best, step_rule="polyak", lam0=lam0,
                                    patience=patience, max_halvings=max_halvings,
                                    history=False, deadline=deadline, chunk=50)
@@ -321,7 +330,7 @@ def branch_and_bound(parts: PartTable, heads, score, bound, u, v, counts, iterat
             cb = min(pbound, r.bound)
             if _closed(cb, best, scale, tol):
                 continue
-            heapq.heappush(queue, (-cb, tick, child, r.u, r.v, r.counts, r.iterations))
+            heapq.heappush(queue, (-cb, tick, child, (r.u, r.v, r.r), r.counts, r.iterations))
             tick += 1
             if r.timed_out:
                 timed_out = True
@@ -375,7 +384,8 @@ def decode_exact(parts: PartTable, *, alpha=0.001, budget=BUDGET, single_root=Fa
     while big * factor > 1e200:
         factor *= 0.5 ** 64
     if factor != 1.0:
-        parts = dataclasses.replace(parts, arc=parts.arc * factor, tab=parts.tab * factor)
+        parts = dataclasses.replace(parts, arc=parts.arc * factor, tab=parts.tab * factor,
+                                    hb=None if parts.hb is None else parts.hb * factor)
     kw = dict(alpha=alpha, single_root=single_root, projective=projective, tol=tol)
     if solver == "ad3":
         r = ad3_decompose(parts, max_iter=budget, deadline=deadline, **kw,
@@ -400,7 +410,7 @@ def decode_exact(parts: PartTable, *, alpha=0.001, budget=BUDGET, single_root=Fa
         parts, r.heads, r.score, r.bound, r.u, r.v, r.counts, pit, alpha=alpha,
         single_root=single_root, projective=projective, tol=tol, node_iter=node_iter,
         lam0=lam0, patience=patience, max_halvings=max_halvings, max_nodes=max_nodes,
-        deadline=deadline, split=split)
+        deadline=deadline, split=split, chain_r=r.r)
     res.heads, res.score, res.optimal = heads, score, optimal
     res.proof = PROOF_BNB if optimal else None
     res.nodes += nodes

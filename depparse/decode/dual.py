@@ -6,6 +6,9 @@ projective mode, by Eisner's algorithm: Sec. 7.7, Table 3) under arc weights
 ``alpha * theta + u (+ v)``; ``z`` is the union of the independent head-automaton
 solutions under ``(1 - alpha) * theta - u`` (and ``- v`` on the automaton's own head).  When
 ``y`` and ``z`` agree the tree is the exact argmax of the full model (Theorem 1): a certificate.
+A table with head-bigram parts adds a third slave, the chain of :mod:`depparse.decode.bigrams`,
+whose copies ``c`` of the arcs agree with ``y`` through multipliers ``r`` (``+ r`` in the tree's
+weights, ``- r`` in the chain's); the certificate then needs ``y = z = c``.
 
 Details, each from the paper:
 
@@ -42,6 +45,7 @@ import numba as nb
 import numpy as np
 
 from .automata import _decode_head_lazy
+from .bigrams import chain_viterbi, head_positions, tree_bigram_score
 from .eisner import _eisner
 from .mst import NO_TREE, OK, NoSpanningTreeError
 from .parts import PartTable, compile_dense, table_width
@@ -87,9 +91,11 @@ class DualResult:
         outside (no tree here beats it; ``certificate`` is then False).
     u, v : (n+1, n+1) float64
         The multipliers at which ``bound`` was reached (a warm start for another run).
-    counts : (3, n+1, n+1) float64
-        How often, over the iterations, ``y(h, m)``, ``z(h, m)`` and ``z'(h, m)`` were 1
-        (where the two sides disagree: branch and bound branches there).
+    r : (n+1, n+1) float64
+        Likewise, the multipliers of the head-bigram chain (zeros without one).
+    counts : (4, n+1, n+1) float64
+        How often, over the iterations, ``y(h, m)``, ``z(h, m)``, ``z'(h, m)`` and the chain's
+        ``c(h, m)`` were 1 (where the sides disagree: branch and bound branches there).
     oracle_calls : int
         MAP oracle calls of the factors (AD3 only; :mod:`depparse.decode.ad3`).
     """
@@ -109,6 +115,7 @@ class DualResult:
     v: np.ndarray | None = None
     counts: np.ndarray | None = None
     oracle_calls: int = 0
+    r: np.ndarray | None = None
 
 
 @nb.njit(cache=True)
@@ -152,19 +159,20 @@ _NF, _NI = 7, 8
 
 @nb.njit(cache=True)
 def _dd_init(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, alpha, max_iter,
-             u0, v0, incumbent, lam0, history):
+             u0, v0, incumbent, lam0, history, hd, hd_off, hd_len, hb, r0):
     """Allocate the state of a dual decomposition run (see :func:`_dd_run`), starting from the
-    multipliers ``u0``, ``v0`` (copied; zeros for a cold start)."""
+    multipliers ``u0``, ``v0`` and ``r0`` (copied; zeros for a cold start)."""
     N = arc.shape[0]
     u = u0.copy()
     v = v0.copy()
-    w = np.full((N, N), NEG_INF)  # MST weights alpha*theta + u + v on kept arcs
+    r = r0.copy()
+    w = np.full((N, N), NEG_INF)  # MST weights alpha*theta + u + v + r on kept arcs
     for h in range(N):
         for d in range(2):
             for i in range(cand_len[h, d]):
                 m = cand[cand_off[h, d] + i]
                 if arc[h, m] != NEG_INF:
-                    w[h, m] = alpha * arc[h, m] + u[h, m] + v[h, m]
+                    w[h, m] = alpha * arc[h, m] + u[h, m] + v[h, m] + r[h, m]
     gpos = np.full((N, N), -1, dtype=np.int64)  # slot of grandparent g for head h
     for h in range(N):
         for gi in range(gp_len[h]):
@@ -183,6 +191,9 @@ def _dd_init(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, al
         a = tab[i]
         if a != NEG_INF and abs(a) > scale:
             scale = abs(a)
+    for i in range(hb.shape[0]):
+        if abs(hb[i]) > scale:
+            scale = abs(hb[i])
     fs = np.zeros(_NF)
     fs[_F_BEST] = NEG_INF
     fs[_F_PREV] = np.inf
@@ -211,17 +222,23 @@ def _dd_init(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, al
             np.zeros(ncap, dtype=np.int64), np.zeros((ncap, N), dtype=np.int64),  # history
             fs, si,
             u0.copy(), v0.copy(),  # ubest, vbest: the multipliers of the lowest dual value
-            np.zeros((3, N, N)),  # counts of y(h, m), z(h, m), z'(h, m) over the iterations
+            np.zeros((4, N, N)),  # counts of y, z, z' and the chain's c over the iterations
             np.zeros((nslot, 2)), np.zeros(max(size, 1), dtype=np.int64), soff,
+            # the head-bigram chain: its multipliers (and those of the lowest dual value), its
+            # choice and value, whether some r changed, head positions and Viterbi work arrays
+            r, r0.copy(), np.full(N, -1, dtype=np.int64), np.zeros(1), np.ones(1, dtype=np.bool_),
+            head_positions(hd, hd_off, hd_len), np.empty(max(hd.shape[0], 1)),
+            np.empty(max(hd.shape[0], 1), dtype=np.int64),
             *in_arcs(w))  # the kept arcs' in-lists, for the sparse Chu-Liu-Edmonds
 
 
 @nb.njit(cache=True)
 def _dd_run(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, use_g, alpha,
             max_iter, single_root, projective, tol, k_end, rule, patience, max_halvings,
+            hd, hd_off, hd_len, hb, hb_off, use_hb,
             u, v, w, gpos, ztake, zgi, zval, dirty, best_heads, dual, primal, recomputed,
-            chg_iter, chg_heads, fs, si, ubest, vbest, counts, sval, stake, soff, in_ptr,
-            in_src):
+            chg_iter, chg_heads, fs, si, ubest, vbest, counts, sval, stake, soff,
+            r, rbest, cz, cval, cdirty, hpos, cdelta, cback, in_ptr, in_src):
     """Run the dual decomposition loop (Fig. 1 / Fig. 2) from iteration ``si[_I_K]`` until
     agreement, a zero gap, ``max_iter`` or ``k_end`` iterations.  Resumable: all state lives
     in the arrays made by :func:`_dd_init`.
@@ -274,6 +291,12 @@ def _dd_run(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, use
         L = yval
         for h in range(N):
             L += zval[h]
+        if use_hb:  # the head-bigram chain, when some r(., .) changed
+            if cdirty[0]:
+                cval[0] = chain_viterbi(arc, hd, hd_off, hd_len, hb, hb_off, r, cdelta, cback,
+                                        cz)
+                cdirty[0] = False
+            L += cval[0]
         dual[k] = L
         if L == NEG_INF:  # an automaton has no feasible choice: no tree either
             si[_I_DONE] = 1
@@ -282,11 +305,14 @@ def _dd_run(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, use
             fs[_F_LMIN] = L
             ubest[:, :] = u
             vbest[:, :] = v
+            rbest[:, :] = r
             si[_I_STALL] = 0
         else:
             si[_I_STALL] += 1
         f = _primal_score(yh, arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off,
                           gpos, use_g)
+        if use_hb:
+            f += tree_bigram_score(yh, hb, hb_off, hd_len, hpos)
         primal[k] = f
         if f > fs[_F_BEST] or si[_I_NCHG] == 0:  # (the first tree always counts: NaN-safe)
             fs[_F_BEST] = f
@@ -317,6 +343,11 @@ def _dd_run(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, use
                 gz = gp[gp_off[h] + zgi[h]]
                 counts[2, gz, h] += 1.0
                 if gz != yh[h]:
+                    nd += 2
+        if use_hb:
+            for m in range(1, N):
+                counts[3, cz[m], m] += 1.0
+                if cz[m] != yh[m]:
                     nd += 2
         if nd == 0:
             best_heads[:] = yh
@@ -374,6 +405,16 @@ def _dd_run(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, use
                     v[gy, m] -= step
                     w[gy, m] -= step
                     dirty[m, 2] = True
+        if use_hb:  # c(cz, m) = 1, y(cz, m) = 0 ; c(yh, m) = 0, y(yh, m) = 1
+            for m in range(1, N):
+                hc = cz[m]
+                hy = yh[m]
+                if hc != hy:
+                    r[hc, m] += step
+                    w[hc, m] += step
+                    r[hy, m] -= step
+                    w[hy, m] -= step
+                    cdirty[0] = True
         k += 1
     if k >= max_iter:
         si[_I_DONE] = 1
@@ -383,7 +424,7 @@ def _dd_run(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, use
 def dual_decompose(parts: PartTable, *, alpha=0.001, max_iter=5000, single_root=False,
                    projective=False, tol=GAP_TOL, time_limit=None, chunk=25, u0=None, v0=None,
                    incumbent=-np.inf, step_rule="koo", lam0=1.0, patience=10,
-                   max_halvings=1 << 30, history=True, deadline=None) -> DualResult:
+                   max_halvings=1 << 30, history=True, deadline=None, r0=None) -> DualResult:
     """Decode a sentence with dual decomposition (Koo et al. 2010, Fig. 1 or Fig. 2).
 
     Parameters
@@ -408,8 +449,9 @@ def dual_decompose(parts: PartTable, *, alpha=0.001, max_iter=5000, single_root=
         iterations.
     chunk : int
         Iterations between two clock checks when ``time_limit`` is set.
-    u0, v0 : (n+1, n+1) float64, optional
-        Initial multipliers (warm start; zeros by default).
+    u0, v0, r0 : (n+1, n+1) float64, optional
+        Initial multipliers (warm start; zeros by default): ``r0`` those of the head-bigram
+        chain, for a table with head bigrams.
     incumbent : float
         Score of the best tree known from elsewhere: the run stops as soon as its dual value
         proves that nothing here beats it (``pruned``), and Polyak steps aim at it.
@@ -441,8 +483,11 @@ def dual_decompose(parts: PartTable, *, alpha=0.001, max_iter=5000, single_root=
     N = arc.shape[0]
     u0 = np.zeros((N, N)) if u0 is None else np.ascontiguousarray(u0, dtype=np.float64)
     v0 = np.zeros((N, N)) if v0 is None else np.ascontiguousarray(v0, dtype=np.float64)
+    r0 = np.zeros((N, N)) if r0 is None else np.ascontiguousarray(r0, dtype=np.float64)
+    barrays = parts.bigram_arrays()
     state = _dd_init(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, float(alpha),
-                     int(max_iter), u0, v0, float(incumbent), float(lam0), bool(history))
+                     int(max_iter), u0, v0, float(incumbent), float(lam0), bool(history),
+                     *barrays[:4], r0)
     fs, si = state[14], state[15]
     if deadline is None and time_limit is not None:
         deadline = time.perf_counter() + float(time_limit)
@@ -452,7 +497,8 @@ def dual_decompose(parts: PartTable, *, alpha=0.001, max_iter=5000, single_root=
             k_end = min(int(max_iter), k_end + chunk)
         status = _dd_run(*arrays, parts.grandparents, float(alpha), int(max_iter),
                          bool(single_root), bool(projective), float(tol), k_end,
-                         STEP_RULES[step_rule], int(patience), int(max_halvings), *state)
+                         STEP_RULES[step_rule], int(patience), int(max_halvings), *barrays,
+                         parts.bigrams, *state)
         if status == NO_TREE:
             raise NoSpanningTreeError("no spanning tree rooted at 0 exists under the kept arcs")
         if si[_I_DONE] or (deadline is not None and time.perf_counter() >= deadline):
@@ -465,13 +511,15 @@ def dual_decompose(parts: PartTable, *, alpha=0.001, max_iter=5000, single_root=
                       dual[:iters].copy(), primal[:iters].copy(), rec[:iters].copy(),
                       float(fs[_F_BEST]), changes, not bool(si[_I_DONE]),
                       bound=float(fs[_F_LMIN]), pruned=bool(si[_I_PRUNED]),
-                      u=state[16], v=state[17], counts=state[18])
+                      u=state[16], v=state[17], counts=state[18], r=state[23])
 
 
-def dual_decompose_dense(arc, sibling, grand=None, grandsib=None, **kwargs) -> DualResult:
-    """:func:`dual_decompose` on dense part tensors (encoding in :mod:`depparse.decode.parts`).
+def dual_decompose_dense(arc, sibling, grand=None, grandsib=None, bigram=None,
+                         **kwargs) -> DualResult:
+    """:func:`dual_decompose` on dense part tensors (encoding in :mod:`depparse.decode.parts`;
+    ``bigram``: :mod:`depparse.decode.bigrams`).
 
     Meant for small sentences and tests; production decoding builds a pruned
     :class:`PartTable` directly and never needs the ``O(n^4)`` tensors.
     """
-    return dual_decompose(compile_dense(arc, sibling, grand, grandsib), **kwargs)
+    return dual_decompose(compile_dense(arc, sibling, grand, grandsib, bigram), **kwargs)

@@ -30,6 +30,9 @@ Dense tensors (for small sentences and tests) use this encoding of START and END
 ``grand[g, h, m]``   : shape (N, N, N), the grandparent part ``g -> h -> m`` (used for ``h >= 1``).
 ``grandsib[g, h, s, m]`` : shape (N, N, N, N+1), grand-sibling parts with the START/END encoding
                        of ``sibling`` (used for ``h >= 1``).
+
+A table may also hold head-bigram parts (``hd``, ``hd_off``, ``hd_len``, ``hb``, ``hb_off``:
+the chain slave of :mod:`depparse.decode.bigrams`, layout and dense encoding there).
 """
 
 from __future__ import annotations
@@ -39,7 +42,9 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-__all__ = ["PartTable", "compile_dense", "score_tree"]
+from .bigrams import bigram_layout, fill_dense_bigrams
+
+__all__ = ["PartTable", "add_bigrams", "compile_dense", "score_tree"]
 
 NEG_INF = -np.inf
 
@@ -58,10 +63,29 @@ class PartTable:
     tab: np.ndarray
     tab_off: np.ndarray
     grandparents: bool
+    hd: np.ndarray | None = None
+    hd_off: np.ndarray | None = None
+    hd_len: np.ndarray | None = None
+    hb: np.ndarray | None = None
+    hb_off: np.ndarray | None = None
 
     @property
     def n(self) -> int:
         return self.arc.shape[0] - 1
+
+    @property
+    def bigrams(self) -> bool:
+        """Does the table have head-bigram parts (:mod:`depparse.decode.bigrams`)?"""
+        return self.hb is not None
+
+    def bigram_arrays(self):
+        """``(hd, hd_off, hd_len, hb, hb_off)``; for a table without head bigrams, empty
+        arrays of the right types (the kernels then skip the chain)."""
+        if self.hb is not None:
+            return self.hd, self.hd_off, self.hd_len, self.hb, self.hb_off
+        N = self.arc.shape[0]
+        z = np.zeros(N, dtype=np.int64)
+        return np.zeros(0, dtype=np.int64), z, z, np.zeros(0), z
 
     def arrays(self):
         """The arrays in the order the kernels take them."""
@@ -173,12 +197,13 @@ def _fill_dense(arc, sibling, grand, grandsib, use_g, cand, cand_off, cand_len, 
                         tab[o + p * (L + 1) + q] = v
 
 
-def compile_dense(arc, sibling, grand=None, grandsib=None):
+def compile_dense(arc, sibling, grand=None, grandsib=None, bigram=None):
     """Build a :class:`PartTable` from dense tensors (module docstring for the encoding).
 
     Arcs with ``arc[h, m] = -inf`` are pruned: they get no automaton transitions.  With
     ``grand`` or ``grandsib`` given, the grandparent+sibling model is built (the missing one is
-    taken as zero); otherwise the bigram-sibling model.
+    taken as zero); otherwise the bigram-sibling model.  With ``bigram`` (``(N, N, N)``,
+    :mod:`depparse.decode.bigrams`), the table also has head-bigram parts.
     """
     arc = np.ascontiguousarray(arc, dtype=np.float64)
     N = arc.shape[0]
@@ -204,7 +229,22 @@ def compile_dense(arc, sibling, grand=None, grandsib=None):
     _fill_dense(arc, sibling, grand, grandsib, use_g, cand, cand_off, cand_len, gp, gp_off,
                 gp_len, tab_off, tab)
     arc = np.where(keep, arc, NEG_INF)
-    return PartTable(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, use_g)
+    table = PartTable(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, use_g)
+    if bigram is not None:
+        bigram = np.ascontiguousarray(bigram, dtype=np.float64)
+        if bigram.shape != (N, N, N):
+            raise ValueError(f"bigram must have shape {(N, N, N)}, got {bigram.shape}")
+        add_bigrams(table, keep)
+        fill_dense_bigrams(bigram, table.hd, table.hd_off, table.hd_len, table.hb_off, table.hb)
+    return table
+
+
+def add_bigrams(table: PartTable, keep) -> PartTable:
+    """Give ``table`` the head-bigram layout of the kept arcs, with zero scores (filled by
+    the caller)."""
+    table.hd, table.hd_off, table.hd_len, table.hb_off, size = bigram_layout(keep)
+    table.hb = np.zeros(size)
+    return table
 
 
 @nb.njit(cache=True)
@@ -240,7 +280,7 @@ def _score_tree_dense(heads, arc, sibling, grand, grandsib, use_g):
     return total
 
 
-def score_tree(heads, arc, sibling=None, grand=None, grandsib=None):
+def score_tree(heads, arc, sibling=None, grand=None, grandsib=None, bigram=None):
     """Full-model score of a tree under dense part tensors.
 
     Parameters
@@ -251,7 +291,9 @@ def score_tree(heads, arc, sibling=None, grand=None, grandsib=None):
     sibling : (N, N, N+1) float64, optional
     grand : (N, N, N) float64, optional
     grandsib : (N, N, N, N+1) float64, optional
-        Encodings as in the module docstring; missing tensors count as zero.
+    bigram : (N, N, N) float64, optional
+        Encodings as in the module docstring (and :mod:`depparse.decode.bigrams`); missing
+        tensors count as zero.
 
     Returns
     -------
@@ -269,6 +311,9 @@ def score_tree(heads, arc, sibling=None, grand=None, grandsib=None):
         grand = np.zeros((N, N, N))
     elif grandsib is None:
         grandsib = np.zeros((N, N, N, N + 1))
-    return float(_score_tree_dense(heads, arc, np.asarray(sibling, dtype=np.float64),
-                                   np.asarray(grand, dtype=np.float64),
-                                   np.asarray(grandsib, dtype=np.float64), use_g))
+    total = float(_score_tree_dense(heads, arc, np.asarray(sibling, dtype=np.float64),
+                                    np.asarray(grand, dtype=np.float64),
+                                    np.asarray(grandsib, dtype=np.float64), use_g))
+    if bigram is not None:
+        total += float(sum(bigram[heads[m], m, heads[m + 1]] for m in range(1, N - 1)))
+    return total

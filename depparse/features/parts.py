@@ -3,7 +3,7 @@ Carreras (2007).
 
 Every feature is a tuple of small integers (a template id of :mod:`.templates` and the ids of
 its atoms), hashed into ``[0, 2^bits)``, the index of its weight (:mod:`.hashing`).  Four part
-families, as used by Koo et al. (2010, Sec. 6):
+families, as used by Koo et al. (2010, Sec. 6), and a fifth of our own:
 
 * **arc** ``(h, m)``: lower-cased forms, UPOS, lemmas, 3-letter prefixes and suffixes, their
   conjunctions (McDonald et al. 2005 unigram and bigram templates), the UPOS of the words in
@@ -14,6 +14,7 @@ families, as used by Koo et al. (2010, Sec. 6):
   ``m`` the next or END (Koo et al. Example 1); conjoined with the direction.
 * **grandparent** ``(g, h, m)``, conjoined with both directions.
 * **grand-sibling** ``(g, h, s, m)``, at UPOS level.
+* **head bigram** ``(h1, m, h2, m+1)`` of the ``gsh`` model, in :mod:`.bigrams`.
 
 Models with contextual word classes (:mod:`depparse.encoding.context`) add templates over the
 fine and coarse classes of the words to the arc, sibling and grandparent families.
@@ -31,14 +32,16 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from ..decode.parts import PartTable, build_layout, table_width
+from ..decode.parts import PartTable, add_bigrams, build_layout, table_width
 from ..encoding.ids import END, START
 from . import templates as T
+from .bigrams import fill_bigrams
 from .hashing import CFINE, CSHIFT, RECORD, ctx, dist_bucket, dot, put, put2, tags_between
 
-__all__ = ["ALL_TEMPLATES", "ARC", "SIB", "GRAND", "GSIB", "FAMILY_NAMES", "FEATURE_SET",
+__all__ = ["ALL_TEMPLATES", "ARC", "SIB", "GRAND", "GSIB", "HB", "FAMILY_NAMES", "FEATURE_SET",
            "MAX_FEATS", "all_arcs", "arc_features", "build_parts", "fill_scores",
-           "grand_features", "gsib_features", "parser_templates", "score_all_arcs", "score_arcs",
+           "grand_features", "gsib_features", "model_families", "parser_templates",
+           "score_all_arcs", "score_arcs",
            "sib_features", "structure_features", "template_names", "template_switches"]
 
 # Version of the feature templates.  Weights are only meaningful for the templates they were
@@ -54,17 +57,22 @@ __all__ = ["ALL_TEMPLATES", "ARC", "SIB", "GRAND", "GSIB", "FAMILY_NAMES", "FEAT
 # exactly those of set 2, so the number did not change when they were added.
 FEATURE_SET = 2
 
-# part families
-ARC, SIB, GRAND, GSIB = 0, 1, 2, 3
-FAMILY_NAMES = ("ARC", "SIB", "GRAND", "GSIB")
+# part families (head bigrams: :mod:`.bigrams`, ``gsh`` models only)
+ARC, SIB, GRAND, GSIB, HB = 0, 1, 2, 3, 4
+FAMILY_NAMES = ("ARC", "SIB", "GRAND", "GSIB", "HB")
 N_TEMPLATE_IDS = 256  # the parser's template ids are below this
 MAX_FEATS = 1024  # size of the index buffer; no part has more features than this
 MAX_MORPH = 24  # morphological features of a word that are used
 
 
-def parser_templates() -> dict[str, int]:
-    """The parser's feature templates, ``{name: id}`` (families ARC, SIB, GRAND, GSIB)."""
-    return {k: v for k, v in T.registry().items() if k.split("_")[0] in FAMILY_NAMES}
+def parser_templates(families=FAMILY_NAMES) -> dict[str, int]:
+    """The parser's feature templates, ``{name: id}`` (of the part ``families``)."""
+    return {k: v for k, v in T.registry().items() if k.split("_")[0] in families}
+
+
+def model_families(head_bigrams) -> tuple:
+    """The part families whose templates a model emits (HB only with head bigrams)."""
+    return FAMILY_NAMES if head_bigrams else FAMILY_NAMES[:HB]
 
 
 def template_names(text) -> list[str]:
@@ -479,7 +487,7 @@ def structure_features(form, lemma, upos, xpos, prefix, suffix, cluster, feat_pt
     return out[:n]
 
 
-def build_parts(enc, keep, w, bits, order, dense=None, on=None):
+def build_parts(enc, keep, w, bits, order, dense=None, on=None, bigrams=False):
     """Score the kept parts of an encoded sentence into a :class:`~depparse.decode.PartTable`.
 
     Parameters
@@ -496,6 +504,9 @@ def build_parts(enc, keep, w, bits, order, dense=None, on=None):
         ``dense_layer``; Lei et al. 2014).
     on : uint8 array, optional
         Template switches (:func:`template_switches`; default: every template).
+    bigrams : bool
+        Also score the head bigrams of the kept arcs (``gsh`` models;
+        :mod:`depparse.decode.bigrams`).
     """
     N = enc.n + 1
     cand, cand_off, cand_len, gp, gp_off, gp_len, tab_off, size = build_layout(keep, order == 2)
@@ -505,6 +516,11 @@ def build_parts(enc, keep, w, bits, order, dense=None, on=None):
                 ALL_TEMPLATES if on is None else on, order, keep, cand, cand_off,
                 cand_len, gp, gp_off, gp_len, tab_off, arc, tab)
     table = PartTable(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, order == 2)
+    if bigrams:
+        add_bigrams(table, keep)
+        fill_bigrams(*enc.arrays(), w, np.uint64((1 << bits) - 1),
+                     ALL_TEMPLATES if on is None else on, table.hd, table.hd_off, table.hd_len,
+                     table.hb_off, table.hb)
     if dense is not None:
         dense.add_scores(enc, keep, arc)
         dense.add_tables(enc, table, order)

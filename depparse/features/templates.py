@@ -7,7 +7,8 @@ their atoms coincide.  Every template id used by a feature kernel is a name from
 in which two names have the same id.
 
 Names spell the template: the part family, then its atoms in hashing order.  Atoms: ``H``
-head, ``M`` modifier, ``S`` previous sibling, ``G`` grandparent; ``W`` lower-cased form, ``L``
+head, ``M`` modifier, ``S`` previous sibling, ``G`` grandparent (head bigrams: ``M`` and ``M2``
+consecutive words, ``H1`` and ``H2`` their heads); ``W`` lower-cased form, ``L``
 lemma, ``P`` UPOS, ``X`` XPOS, ``C`` / ``CC`` fine / coarse contextual class, ``SUF`` / ``PRE``
 3-letter suffix / prefix, ``FEAT`` one morphological feature; ``PL`` / ``PR`` (``XL`` /
 ``XR``) the UPOS (XPOS) of the word to the left / right; ``B`` sentence-boundary flags;
@@ -35,7 +36,7 @@ from __future__ import annotations
 __all__ = ["FAMILIES", "registry"]
 
 #: Name prefixes of the template families.
-FAMILIES = ("ARC", "SIB", "GRAND", "GSIB", "LABEL", "LTRANS", "TAG", "LEM")
+FAMILIES = ("ARC", "SIB", "GRAND", "GSIB", "HB", "LABEL", "LTRANS", "TAG", "LEM")
 
 # -- arc (h, m); conjoined with the direction, and (most of them) with direction and distance
 ARC_BIAS = 1
@@ -158,6 +159,22 @@ GSIB_GP_SP_MW = 63
 GSIB_GP_SW_MP = 64
 GSIB_GP_HP_SW_MW = 65
 GSIB_GP_HP_SP_MP_DIST_SM = 66
+
+# -- head bigram (h1 -> m, h2 -> m+1); conjoined with the shape of the two arcs (directions,
+#    shared head, one word the head of the other).  ``H1``/``H2`` the heads of ``M``/``M2``.
+HB_H1P_MP_H2P_M2P = 160
+HB_MP_M2P = 161
+HB_H1P_H2P = 162
+HB_H1P_MP_M2P = 163
+HB_H2P_MP_M2P = 164
+HB_H1P_H2P_MP_M2P_DIST = 165
+HB_MW_M2P = 166
+HB_MP_M2W = 167
+HB_MW_M2W = 168
+HB_H1X_MX_H2X_M2X = 169
+HB_MC_M2C = 170
+HB_H1P_MC_H2P_M2C = 171
+HB_H1C_H2C = 172
 
 # -- labeler emissions (h, m); conjoined with the label
 LABEL_DIRDIST = 100

@@ -145,7 +145,8 @@ class Parser:
             keep = self.keep_mask(enc)
         w = self.w if weights is None else weights
         return build_parts(enc, keep, w, self.config.bits, self.order,
-                           self.dense if dense is None else dense, self.templates_on)
+                           self.dense if dense is None else dense, self.templates_on,
+                           self.config.head_bigrams)
 
     # -- decoding --------------------------------------------------------------------------
     def decode(self, enc, keep=None, max_iter=None, single_root=None, weights=None,

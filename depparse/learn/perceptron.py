@@ -31,14 +31,16 @@ import numpy as np
 
 from ..config import DecodeConfig, ModelConfig, TrainConfig
 from ..decode.automata import decode_z
+from ..decode.bigrams import decode_chain
 from ..decode.dual import dual_decompose
 from ..encoding.context import ContextClasses
 from ..encoding.minilm import batch_word_vectors
 from ..encoding.vocab import Vocabularies
 from ..errors import CheckpointError, ConfigError, TrainingDataError
 from ..evaluate import evaluate
+from ..features.bigrams import chain_features
 from ..features.dense import DenseArcs
-from ..features.parts import build_parts, parser_templates, structure_features, template_switches
+from ..features.parts import build_parts, model_families, structure_features, template_switches
 from ..inference.parser import Parser, tree_decoder
 from ..model import Component, Model, atomic_savez
 from .data import check_training_sentences
@@ -96,7 +98,8 @@ class Trainer:
     def group_lasso(self, budget, every=1000):
         """Train with budget-driven group-lasso steps over the templates from now on
         (:mod:`depparse.learn.sparsity`)."""
-        self.groups = TemplateGroups(self.w.shape[0], budget, every)
+        self.groups = TemplateGroups(self.w.shape[0], budget, every,
+                                     model_families(self.config.head_bigrams))
         self.update_on = template_switches(self.config.templates_off, record=True)
 
     # -- model views -----------------------------------------------------------------------
@@ -134,7 +137,8 @@ class Trainer:
         gmods, gpar = gold_structure(heads)
         dense = self.dense
         parts = build_parts(enc, keep, self.w, cfg.bits, order,
-                            None if dense is None else dense.scorer, self.templates_on)
+                            None if dense is None else dense.scorer, self.templates_on,
+                            cfg.head_bigrams)
         if tr.loss_aug > 0:
             # cost-augmented decoding: every wrong arc looks better by loss_aug, so the update
             # happens until the gold tree wins by a margin (Hamming loss)
@@ -148,16 +152,29 @@ class Trainer:
             r = dual_decompose(parts, alpha=dec.alpha, max_iter=dec.max_iter,
                                single_root=dec.single_root, projective=dec.projective)
             pmods, ppar = gold_structure(r.heads)
+            pchain = r.heads
         else:
             pmods, ppar = decode_z(*parts.arrays(), dec.single_root)
+            if parts.bigrams:  # the chain slave's own choice: its part of Z
+                pchain = decode_chain(parts.arc, *parts.bigram_arrays())
         diff = (pmods != gmods).any(axis=1)
         if order == 2:
             diff[1:] |= ppar[1:] != gpar[1:]
-        if diff.any():
+        # head bigrams (m, m+1) that differ from the gold ones
+        cdiff = np.zeros(enc.n + 1, dtype=bool)
+        if parts.bigrams:
+            wrong = pchain != heads
+            cdiff[1:-1] = wrong[1:-1] | wrong[2:]
+        if diff.any() or cdiff.any():
             a = enc.arrays()
             scale = 1.0
             gidx = structure_features(*a, mask, self.update_on, order, gmods, gpar, diff)
             pidx = structure_features(*a, mask, self.update_on, order, pmods, ppar, diff)
+            if cdiff.any():
+                gidx = np.concatenate([gidx, chain_features(*a, mask, self.update_on, heads,
+                                                            cdiff)])
+                pidx = np.concatenate([pidx, chain_features(*a, mask, self.update_on, pchain,
+                                                            cdiff)])
             if self.groups is not None:
                 gidx, pidx = self.groups.record(gidx), self.groups.record(pidx)
             if dense is not None:  # its gradient and margin join the sparse ones
@@ -170,6 +187,8 @@ class Trainer:
                 loss = float((pmods != gmods).sum())
                 if order == 2:
                     loss += float((ppar[1:] != gpar[1:]).sum())
+                if parts.bigrams:
+                    loss += float((pchain[1:] != heads[1:]).sum())
                 scale = min(tr.pa_c, max(0.0, loss - dot) / max(norm, 1e-12))
             if scale > 0:
                 update(self.w, self.acc, self.c, gidx, scale)
@@ -177,7 +196,7 @@ class Trainer:
                 if dense is not None:
                     dense.update(dg, scale, self.c)
         self.c += 1.0
-        return bool(diff.any()), int((pmods & gmods).sum())
+        return bool(diff.any() or cdiff.any()), int((pmods & gmods).sum())
 
     def run_epoch(self, data, progress=None):
         """One pass over ``data`` (list of (enc, heads, keep)) in the epoch's seeded order.
@@ -349,7 +368,7 @@ def choose_templates(st: Setup) -> list[dict]:
             msg = f", dev UAS {rec['dev_uas']:.2f} (penalised weights)"
         epochs.append(rec)
         log.info("choosing templates, epoch %d/%d: %d of %d templates non-zero%s", e + 1,
-                 tr.template_epochs, live, len(parser_templates()), msg)
+                 tr.template_epochs, live, len(sel.groups.names), msg)
     report = sel.groups.report(sel.w)
     off = [r["template"] for r in report if not r["kept"]]
     main.leave_out(off)
@@ -411,6 +430,9 @@ def prepare(train_sents, dev_sents, config=None, decoding=None, training=None, c
         if getattr(training, name) and not config.dense_layer:
             raise ConfigError(name, "reads the vectors of the dense arc term: it needs "
                                     "dense_layer > 0")
+    if config.head_bigrams and decoding.solver == "ad3":
+        raise ConfigError("solver", "ad3 has no head-bigram factor: a gsh model decodes with "
+                                    "the subgradient solver")
     check_training_sentences(train_sents, "training", decoding.single_root)
     if dev_sents:
         check_training_sentences(dev_sents, "dev", decoding.single_root)

@@ -37,7 +37,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..features.hashing import split_recorded
-from ..features.parts import FAMILY_NAMES, N_TEMPLATE_IDS, parser_templates
+from ..features.parts import FAMILY_NAMES, HB, N_TEMPLATE_IDS, parser_templates
 
 __all__ = ["TemplateGroups", "budget_threshold", "family_budgets"]
 
@@ -52,12 +52,13 @@ def budget_threshold(ratio, budget):
     return 0.5 * float(r[budget - 1] + r[budget])
 
 
-def family_budgets(budget):
-    """``[(template ids, B_j)]`` per part family: ``budget`` shared in proportion to the
+def family_budgets(budget, families=FAMILY_NAMES[:HB]):
+    """``[(template ids, B_j)]`` per part family of ``families`` (those a model emits:
+    :func:`~depparse.features.parts.model_families`): ``budget`` shared in proportion to the
     families' sizes (at least one each)."""
-    names = parser_templates()
+    names = parser_templates(families)
     out = []
-    for fam in FAMILY_NAMES:
+    for fam in families:
         ids = np.array([t for n, t in names.items() if n.split("_")[0] == fam])
         out.append((ids, max(1, round(budget * ids.size / len(names)))))
     return out
@@ -76,12 +77,15 @@ class TemplateGroups:
         rounding.
     every : int
         Examples between proximal steps (Martins et al.'s K; 1,000 there and here).
+    families : tuple of str
+        The part families of the model's templates.
     """
 
-    def __init__(self, size, budget, every=1000):
+    def __init__(self, size, budget, every=1000, families=FAMILY_NAMES[:HB]):
         self.owner = np.full(size, -1, dtype=np.int16)
         self.budget = int(budget)
-        self.families = family_budgets(self.budget)
+        self.names = parser_templates(families)
+        self.families = family_budgets(self.budget, families)
         self.every = int(every)
         self.steps = 0
         self.last = None  # examples seen at the last step
@@ -134,5 +138,5 @@ class TemplateGroups:
         kept (non-zero); sorted by norm."""
         norm, size = self.norms(w)
         rows = [{"template": name, "norm": float(norm[tid]), "features": int(size[tid]),
-                 "kept": bool(norm[tid] > 0)} for name, tid in parser_templates().items()]
+                 "kept": bool(norm[tid] > 0)} for name, tid in self.names.items()]
         return sorted(rows, key=lambda r: -r["norm"])
