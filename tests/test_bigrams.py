@@ -12,7 +12,8 @@ import synthetic
 from naive import all_projective_trees, all_trees, assert_tree, tree_scores_full
 
 from depparse import train
-from depparse.conllu import read_sentence
+from depparse.config import ModelConfig, TrainConfig
+from depparse.conllu import read_conllu, read_sentence
 from depparse.decode import NoSpanningTreeError
 from depparse.decode.ad3 import ad3_decompose
 from depparse.decode.bigrams import bigram_layout, chain_viterbi, head_positions
@@ -24,9 +25,10 @@ from depparse.errors import ConfigError
 from depparse.features import templates as T
 from depparse.features.bigrams import chain_features, hb_features
 from depparse.features.hashing import dot
-from depparse.features.parts import ALL_TEMPLATES, build_parts, template_switches
+from depparse.features.parts import ALL_TEMPLATES, all_arcs, build_parts, template_switches
 from depparse.inference.parser import Parser
-from depparse.learn.updates import update
+from depparse.learn.perceptron import Trainer
+from depparse.learn.updates import update, weighted_stats
 
 FAST = os.environ.get("DEPPARSE_FAST_TESTS", "") not in ("", "0")
 NEG_INF = -np.inf
@@ -334,3 +336,60 @@ def test_gsh_refuses_ad3():
     with pytest.raises(ConfigError, match="head-bigram"):
         train(tr, None, model="gsh", solver="ad3", bits=14, pruner_bits=14, epochs=1,
               progress=False, pruner_folds=2)
+
+
+def test_weighted_stats_match_dense_vectors():
+    """PA-I over the split relaxation needs w . phi and ||phi||^2 of a weighted sum of feature
+    lists (repeated indices, cancelling terms)."""
+    rng = np.random.default_rng(8)
+    w = rng.normal(size=64)
+    for _ in range(50):
+        idx = rng.integers(0, 64, size=int(rng.integers(0, 40)))
+        coef = rng.choice([1.0, -1.0, 0.25, -0.25], size=idx.size)
+        phi = np.zeros(64)
+        np.add.at(phi, idx, coef)
+        dot, norm = weighted_stats(w, idx, coef)
+        assert dot == pytest.approx(phi @ w, abs=1e-12)
+        assert norm == pytest.approx(phi @ phi, abs=1e-12)
+
+
+@pytest.mark.parametrize("share", [0.0, 0.5])
+def test_lazy_average_with_the_chain(share):
+    """The chain's updates (and the arc-share terms) go through the lazy average exactly."""
+    tr = synthetic.sentences(40, seed=5)
+    cfg = ModelConfig(model="gsh", bits=14, pruner_bits=14)
+    vocab = Vocabularies.build(tr)
+    trainer = Trainer(cfg, vocab, pruner=None, training=TrainConfig(chain_share=share))
+    enc = [vocab.encode(s) for s in tr]
+    heads = [np.asarray(s.heads, dtype=np.int64) for s in tr]
+    total = np.zeros(1 << cfg.bits)
+    steps = 0
+    for _ in range(3):
+        for i in np.random.default_rng([0, trainer.epoch]).permutation(len(tr)):
+            trainer.step(enc[i], heads[i], all_arcs(enc[i].n + 1))
+            total += trainer.w
+            steps += 1
+        trainer.epoch += 1
+    hb = [v for k, v in T.registry().items() if k.startswith("HB_")]
+    assert np.abs(trainer.w).sum() > 0 and len(hb) == 13
+    np.testing.assert_allclose(trainer.averaged(), total / steps, rtol=0, atol=1e-9)
+
+
+@pytest.mark.corpora
+def test_gsh_learns_from_real_treebank_slice(corpora_dir):
+    """300 en_ewt training sentences, 4 epochs, gs and gsh alike: the head-bigram model parses
+    300 dev sentences about as well as the gs model (measured when written: gs 78.17, gsh
+    77.87 UAS), every tree proved optimal.  A broken relaxation (wrong signs or shares in the
+    update) leaves it far below."""
+    tr = read_conllu(corpora_dir / "en_ewt" / "en_ewt-ud-train.conllu")[:300]
+    dev = read_conllu(corpora_dir / "en_ewt" / "en_ewt-ud-dev.conllu")[:300]
+    uas = {}
+    for model in ("gs", "gsh"):
+        m = train(tr, None, model=model, bits=20, pruner_bits=18, epochs=4, seed=0,
+                  progress=False)
+        res = Parser(m).parse_heads(dev)
+        assert all(r.optimal for r in res)
+        uas[model] = sum(int((r.heads[1:] == np.asarray(s.heads)[1:]).sum())
+                         for r, s in zip(res, dev, strict=True)) / sum(s.n for s in dev)
+    print(uas)
+    assert uas["gsh"] >= uas["gs"] - 0.02

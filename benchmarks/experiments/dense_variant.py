@@ -5,7 +5,7 @@ train, with the shipped recipe's contextual classes (layer 3), and report dev UA
         [--treebank CODE] [field=value ...]
 
 ``--treebank`` trains on another shared treebank's train file (dev: its dev file);
-``context_layer=0`` turns the contextual classes off.
+``context_layer=0`` turns the contextual classes off; ``model=gsh`` trains the head-bigram model.
 
 ``field=value`` are settings of ``depparse.train`` (``dense_layer=3``, ``dense_rank=16``,
 ``dense_scale=2`` ...); ``--slice N`` trains on the first N training sentences only (the
@@ -41,8 +41,8 @@ train = depparse.read_conllu(corpus("train", args.treebank))
 if args.slice:
     train = train[:args.slice]
 t0 = time.perf_counter()
-m = depparse.train(train, corpus("dev", args.treebank), model="gs", epochs=args.epochs,
-                   labeler_epochs=0, tokenizer=False, progress=False, **kw)
+m = depparse.train(train, corpus("dev", args.treebank), epochs=args.epochs,
+                   labeler_epochs=0, tokenizer=False, progress=False, **{"model": "gs", **kw})
 seconds = time.perf_counter() - t0
 if args.save:
     m.save(args.save)

@@ -153,11 +153,18 @@ def tree_bigram_score(heads, hb, hb_off, hd_len, pos):
 
 
 @nb.njit(cache=True)
-def decode_chain(arc, hd, hd_off, hd_len, hb, hb_off):
-    """The chain's own best head sequence (no multipliers): its part of training over Z."""
+def decode_chain(arc, hd, hd_off, hd_len, hb, hb_off, share):
+    """The chain's own best head sequence under its bigram scores and ``share`` times the arc
+    scores (``r = -share * arc``): its part of training over Z."""
     N = hd_off.shape[0]
     n = max(hd.shape[0], 1)
+    r = np.zeros((N, N))
+    if share != 0.0:
+        for h in range(N):
+            for m in range(N):
+                if arc[h, m] != NEG_INF:
+                    r[h, m] = -share * arc[h, m]
     out = np.full(N, -1, dtype=np.int64)
-    chain_viterbi(arc, hd, hd_off, hd_len, hb, hb_off, np.zeros((N, N)), np.empty(n),
+    chain_viterbi(arc, hd, hd_off, hd_len, hb, hb_off, r, np.empty(n),
                   np.empty(n, dtype=np.int64), out)
     return out

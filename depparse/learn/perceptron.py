@@ -5,6 +5,13 @@ every head automaton on its own, no spanning-tree constraint, so training needs 
 programming only.  The ``mst`` model trains over Y with Chu-Liu-Edmonds.  With
 ``train_over="Y"`` the sib/gs models decode with full dual decomposition instead.
 
+The ``gsh`` model's Z also holds the head-bigram chain (:mod:`depparse.decode.bigrams`) on its
+own.  A chain with bigram scores alone would have to predict every head from them, and its
+weights would learn a second arc model; so the relaxation splits the arc scores, as dual
+decomposition does (Appendix A.2): the automata decode with ``(1 - s) theta``, the chain with
+``s theta`` (``s = chain_share``), and the feature difference of an update is
+``phi(gold) - (1 - s) phi_arc(z) - s phi_arc(c) - phi_rest(z, c)``.
+
 Averaging is lazy (Daume III 2006): besides the weights ``w`` we keep ``acc``, which receives
 ``c * delta`` for every update ``delta`` made while processing example ``c + 1`` (``c``
 examples seen before it).  After ``C`` examples the average of the ``C`` weight vectors
@@ -50,7 +57,7 @@ from .pruner import fresh_pruner_dense, jackknife_keep_masks, keep_masks, train_
 from .sparsity import TemplateGroups
 from .tagger import tag_training_data
 from .tokenizer import train_tokenizer
-from .updates import diff_stats, update
+from .updates import diff_stats, update, weighted_stats
 
 __all__ = ["Trainer", "gold_structure", "train"]
 
@@ -154,9 +161,14 @@ class Trainer:
             pmods, ppar = gold_structure(r.heads)
             pchain = r.heads
         else:
-            pmods, ppar = decode_z(*parts.arrays(), dec.single_root)
-            if parts.bigrams:  # the chain slave's own choice: its part of Z
-                pchain = decode_chain(parts.arc, *parts.bigram_arrays())
+            share = tr.chain_share if parts.bigrams else 0.0
+            arrays = parts.arrays()
+            if share > 0.0:
+                arrays = (np.where(np.isfinite(parts.arc), (1.0 - share) * parts.arc, -np.inf),
+                          *arrays[1:])
+            pmods, ppar = decode_z(*arrays, dec.single_root)
+            if parts.bigrams:  # the chain's own choice, with its share of the arc scores
+                pchain = decode_chain(parts.arc, *parts.bigram_arrays(), share)
         diff = (pmods != gmods).any(axis=1)
         if order == 2:
             diff[1:] |= ppar[1:] != gpar[1:]
@@ -175,13 +187,33 @@ class Trainer:
                                                             cdiff)])
                 pidx = np.concatenate([pidx, chain_features(*a, mask, self.update_on, pchain,
                                                             cdiff)])
+            # the arcs of z count (1 - share) times, those of the chain share times: the
+            # difference from plain training is share * (arcs of z - arcs of c)
+            shared = (tr.train_over == "Z" and parts.bigrams and tr.chain_share > 0.0)
+            if shared:
+                every = np.ones(enc.n + 1, dtype=bool)
+                cmods = gold_structure(pchain)[0]
+                az = structure_features(*a, mask, self.update_on, 0, pmods, ppar, every)
+                ac = structure_features(*a, mask, self.update_on, 0, cmods, ppar, every)
             if self.groups is not None:
                 gidx, pidx = self.groups.record(gidx), self.groups.record(pidx)
+                if shared:
+                    az, ac = self.groups.record(az), self.groups.record(ac)
             if dense is not None:  # its gradient and margin join the sparse ones
                 dg, dmargin = dense.difference(enc, gmods, pmods, diff, gpar, ppar, order)
+                if shared:  # its arcs are split the same way
+                    dz, mz = dense.difference(enc, pmods, cmods, every, order=0)
+                    dg, dmargin = dg + tr.chain_share * dz, dmargin + tr.chain_share * mz
             if tr.update == "pa":
                 # PA-I: the smallest step that makes gold beat the prediction by its loss
-                dot, norm = diff_stats(self.w, gidx, pidx)
+                if shared:
+                    s = tr.chain_share
+                    dot, norm = weighted_stats(
+                        self.w, np.concatenate([gidx, pidx, az, ac]),
+                        np.concatenate([np.ones(gidx.size), -np.ones(pidx.size),
+                                        np.full(az.size, s), np.full(ac.size, -s)]))
+                else:
+                    dot, norm = diff_stats(self.w, gidx, pidx)
                 if dense is not None:
                     dot, norm = dot + dmargin, norm + float(dg @ dg)
                 loss = float((pmods != gmods).sum())
@@ -193,6 +225,9 @@ class Trainer:
             if scale > 0:
                 update(self.w, self.acc, self.c, gidx, scale)
                 update(self.w, self.acc, self.c, pidx, -scale)
+                if shared:
+                    update(self.w, self.acc, self.c, az, tr.chain_share * scale)
+                    update(self.w, self.acc, self.c, ac, -tr.chain_share * scale)
                 if dense is not None:
                     dense.update(dg, scale, self.c)
         self.c += 1.0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-__all__ = ["diff_stats", "update"]
+__all__ = ["diff_stats", "update", "weighted_stats"]
 
 
 @nb.njit(cache=True)
@@ -16,6 +16,26 @@ def update(w, acc, c, idx, scale):
         j = idx[i]
         w[j] += scale
         acc[j] += c * scale
+
+
+@nb.njit(cache=True)
+def weighted_stats(w, idx, coef):
+    """``(w . phi, ||phi||^2)`` for ``phi = sum_i coef[i] e_{idx[i]}`` (repeated indices
+    add up)."""
+    order = np.argsort(idx, kind="mergesort")
+    dot = 0.0
+    norm = 0.0
+    i = 0
+    n = idx.shape[0]
+    while i < n:
+        x = idx[order[i]]
+        s = 0.0
+        while i < n and idx[order[i]] == x:
+            s += coef[order[i]]
+            i += 1
+        dot += s * w[x]
+        norm += s * s
+    return dot, norm
 
 
 @nb.njit(cache=True)

@@ -308,7 +308,7 @@ def validate_report(report: Mapping[str, Any], source: str | None = None) -> Non
         The decoded JSON of ``depparse parse --report``::
 
             {"format": "depparse-report", "version": 2,
-             "model": {"path": str, "model": "gs" | "sib" | "mst", ...},
+             "model": {"path": str, "model": "gs" | "gsh" | "sib" | "mst", ...},
              "max_iter": int, "single_root": bool, "inputs": [str, ...],
              "summary": {"sentences", "words", "certified", "cert_rate" (percent),
                          "proved", "proved_rate" (percent; version 3),
