@@ -379,8 +379,8 @@ def test_lazy_average_with_the_chain(share):
 def test_gsh_learns_from_real_treebank_slice(corpora_dir):
     """300 en_ewt training sentences, 4 epochs, gs and gsh alike: the head-bigram model parses
     300 dev sentences about as well as the gs model (measured when written: gs 78.17, gsh
-    77.68 UAS; 77.87 with ``chain_share=0.5``), every tree proved optimal.  A broken relaxation (wrong signs or shares in the
-    update) leaves it far below."""
+    77.68 UAS; 77.87 with ``chain_share=0.5``), every tree proved optimal.  A broken
+    relaxation (wrong signs or shares in the update) leaves it far below."""
     tr = read_conllu(corpora_dir / "en_ewt" / "en_ewt-ud-train.conllu")[:300]
     dev = read_conllu(corpora_dir / "en_ewt" / "en_ewt-ud-dev.conllu")[:300]
     uas = {}

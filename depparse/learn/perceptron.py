@@ -5,12 +5,7 @@ every head automaton on its own, no spanning-tree constraint, so training needs 
 programming only.  The ``mst`` model trains over Y with Chu-Liu-Edmonds.  With
 ``train_over="Y"`` the sib/gs models decode with full dual decomposition instead.
 
-The ``gsh`` model's Z also holds the head-bigram chain (:mod:`depparse.decode.bigrams`) on its
-own.  A chain with bigram scores alone would have to predict every head from them, and its
-weights would learn a second arc model; so the relaxation splits the arc scores, as dual
-decomposition does (Appendix A.2): the automata decode with ``(1 - s) theta``, the chain with
-``s theta`` (``s = chain_share``), and the feature difference of an update is
-``phi(gold) - (1 - s) phi_arc(z) - s phi_arc(c) - phi_rest(z, c)``.
+The ``gsh`` model's Z also holds the head-bigram chain on its own (:mod:`.chain`).
 
 Averaging is lazy (Daume III 2006): besides the weights ``w`` we keep ``acc``, which receives
 ``c * delta`` for every update ``delta`` made while processing example ``c + 1`` (``c``
@@ -37,19 +32,17 @@ from pathlib import Path
 import numpy as np
 
 from ..config import DecodeConfig, ModelConfig, TrainConfig
-from ..decode.automata import decode_z
-from ..decode.bigrams import decode_chain
 from ..decode.dual import dual_decompose
 from ..encoding.context import ContextClasses
 from ..encoding.minilm import batch_word_vectors
 from ..encoding.vocab import Vocabularies
 from ..errors import CheckpointError, ConfigError, TrainingDataError
 from ..evaluate import evaluate
-from ..features.bigrams import chain_features
 from ..features.dense import DenseArcs
 from ..features.parts import build_parts, model_families, structure_features, template_switches
 from ..inference.parser import Parser, tree_decoder
 from ..model import Component, Model, atomic_savez
+from .chain import chain_arcs, chain_mistakes, chain_terms, decode_relaxed
 from .data import check_training_sentences
 from .dense import DenseLearner
 from .labeler import learn_label_constraints, train_labeler, train_labeler_dense
@@ -57,7 +50,7 @@ from .pruner import fresh_pruner_dense, jackknife_keep_masks, keep_masks, train_
 from .sparsity import TemplateGroups
 from .tagger import tag_training_data
 from .tokenizer import train_tokenizer
-from .updates import diff_stats, update, weighted_stats
+from .updates import feature_stats, update
 
 __all__ = ["Trainer", "gold_structure", "train"]
 
@@ -152,6 +145,8 @@ class Trainer:
             good = np.isfinite(parts.arc)
             parts.arc[good] += tr.loss_aug
             parts.arc[heads[1:], np.arange(1, enc.n + 1)] -= tr.loss_aug
+        pchain = None  # the head-bigram chain's heads (gsh models)
+        share = tr.chain_share if parts.bigrams and tr.train_over == "Z" else 0.0
         if order == 0:
             pheads = tree_decoder(dec.projective)(parts.arc, single_root=dec.single_root)
             pmods, ppar = gold_structure(pheads)
@@ -159,75 +154,43 @@ class Trainer:
             r = dual_decompose(parts, alpha=dec.alpha, max_iter=dec.max_iter,
                                single_root=dec.single_root, projective=dec.projective)
             pmods, ppar = gold_structure(r.heads)
-            pchain = r.heads
+            pchain = r.heads if parts.bigrams else None
         else:
-            share = tr.chain_share if parts.bigrams else 0.0
-            arrays = parts.arrays()
-            if share > 0.0:
-                arrays = (np.where(np.isfinite(parts.arc), (1.0 - share) * parts.arc, -np.inf),
-                          *arrays[1:])
-            pmods, ppar = decode_z(*arrays, dec.single_root)
-            if parts.bigrams:  # the chain's own choice, with its share of the arc scores
-                pchain = decode_chain(parts.arc, *parts.bigram_arrays(), share)
+            pmods, ppar, pchain = decode_relaxed(parts, share, dec.single_root)
         diff = (pmods != gmods).any(axis=1)
         if order == 2:
             diff[1:] |= ppar[1:] != gpar[1:]
-        # head bigrams (m, m+1) that differ from the gold ones
-        cdiff = np.zeros(enc.n + 1, dtype=bool)
-        if parts.bigrams:
-            wrong = pchain != heads
-            cdiff[1:-1] = wrong[1:-1] | wrong[2:]
+        cdiff = chain_mistakes(heads, pchain)
         if diff.any() or cdiff.any():
             a = enc.arrays()
+            on = self.update_on
             scale = 1.0
-            gidx = structure_features(*a, mask, self.update_on, order, gmods, gpar, diff)
-            pidx = structure_features(*a, mask, self.update_on, order, pmods, ppar, diff)
-            if cdiff.any():
-                gidx = np.concatenate([gidx, chain_features(*a, mask, self.update_on, heads,
-                                                            cdiff)])
-                pidx = np.concatenate([pidx, chain_features(*a, mask, self.update_on, pchain,
-                                                            cdiff)])
-            # the arcs of z count (1 - share) times, those of the chain share times: the
-            # difference from plain training is share * (arcs of z - arcs of c)
-            shared = (tr.train_over == "Z" and parts.bigrams and tr.chain_share > 0.0)
-            if shared:
-                every = np.ones(enc.n + 1, dtype=bool)
-                cmods = gold_structure(pchain)[0]
-                az = structure_features(*a, mask, self.update_on, 0, pmods, ppar, every)
-                ac = structure_features(*a, mask, self.update_on, 0, cmods, ppar, every)
+            terms = [(structure_features(*a, mask, on, order, gmods, gpar, diff), 1.0),
+                     (structure_features(*a, mask, on, order, pmods, ppar, diff), -1.0)]
+            if pchain is not None:
+                terms += chain_terms(a, mask, on, heads, pchain, cdiff, pmods, share)
             if self.groups is not None:
-                gidx, pidx = self.groups.record(gidx), self.groups.record(pidx)
-                if shared:
-                    az, ac = self.groups.record(az), self.groups.record(ac)
+                terms = [(self.groups.record(idx), coef) for idx, coef in terms]
             if dense is not None:  # its gradient and margin join the sparse ones
                 dg, dmargin = dense.difference(enc, gmods, pmods, diff, gpar, ppar, order)
-                if shared:  # its arcs are split the same way
-                    dz, mz = dense.difference(enc, pmods, cmods, every, order=0)
-                    dg, dmargin = dg + tr.chain_share * dz, dmargin + tr.chain_share * mz
+                if share > 0.0:  # its arcs are split like the sparse ones (learn/chain.py)
+                    dz, mz = dense.difference(enc, pmods, chain_arcs(pchain),
+                                              np.ones(enc.n + 1, dtype=bool), order=0)
+                    dg, dmargin = dg + share * dz, dmargin + share * mz
             if tr.update == "pa":
                 # PA-I: the smallest step that makes gold beat the prediction by its loss
-                if shared:
-                    s = tr.chain_share
-                    dot, norm = weighted_stats(
-                        self.w, np.concatenate([gidx, pidx, az, ac]),
-                        np.concatenate([np.ones(gidx.size), -np.ones(pidx.size),
-                                        np.full(az.size, s), np.full(ac.size, -s)]))
-                else:
-                    dot, norm = diff_stats(self.w, gidx, pidx)
+                dot, norm = feature_stats(self.w, terms)
                 if dense is not None:
                     dot, norm = dot + dmargin, norm + float(dg @ dg)
                 loss = float((pmods != gmods).sum())
                 if order == 2:
                     loss += float((ppar[1:] != gpar[1:]).sum())
-                if parts.bigrams:
+                if pchain is not None:
                     loss += float((pchain[1:] != heads[1:]).sum())
                 scale = min(tr.pa_c, max(0.0, loss - dot) / max(norm, 1e-12))
             if scale > 0:
-                update(self.w, self.acc, self.c, gidx, scale)
-                update(self.w, self.acc, self.c, pidx, -scale)
-                if shared:
-                    update(self.w, self.acc, self.c, az, tr.chain_share * scale)
-                    update(self.w, self.acc, self.c, ac, -tr.chain_share * scale)
+                for idx, coef in terms:
+                    update(self.w, self.acc, self.c, idx, coef * scale)
                 if dense is not None:
                     dense.update(dg, scale, self.c)
         self.c += 1.0

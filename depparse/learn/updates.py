@@ -5,7 +5,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-__all__ = ["diff_stats", "update", "weighted_stats"]
+__all__ = ["diff_stats", "feature_stats", "update", "weighted_stats"]
 
 
 @nb.njit(cache=True)
@@ -36,6 +36,22 @@ def weighted_stats(w, idx, coef):
         dot += s * w[x]
         norm += s * s
     return dot, norm
+
+
+def feature_stats(w, terms):
+    """``(w . phi, ||phi||^2)`` for ``phi = sum coef * phi(idx)`` over the ``terms``
+    ``(idx, coef)``: :func:`diff_stats` when every coefficient is +1 or -1 (the plain
+    perceptron difference, summed as it always was), else :func:`weighted_stats`."""
+    if all(c in (1.0, -1.0) for _, c in terms):
+        plus = [i for i, c in terms if c == 1.0]
+        minus = [i for i, c in terms if c == -1.0]
+        return diff_stats(w, _cat(plus), _cat(minus))
+    return weighted_stats(w, _cat([i for i, _ in terms]),
+                          _cat([np.full(i.size, c) for i, c in terms], np.float64))
+
+
+def _cat(parts, dtype=np.int64):
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
 
 
 @nb.njit(cache=True)
