@@ -229,7 +229,7 @@ class TrainConfig(_Config):
     pa_c: float = setting(1.0, "PA-I aggressiveness cap C", lo=0.0, open_lo=True, cli=())
     chain_share: float = setting(0.0, "gsh models trained over Z: the share of the arc scores "
                                  "that the head-bigram chain decodes with (the head automata "
-                                 "keep the rest; depparse.learn.perceptron)", lo=0.0, hi=1.0,
+                                 "keep the rest; depparse.learn.chain)", lo=0.0, hi=1.0,
                                  open_lo=False, cli=())
     labeler_epochs: int | None = setting(None, "epochs of the DEPREL labeler (0: no labeler)",
                                          lo=0, shown="as --epochs")

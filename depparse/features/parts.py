@@ -54,7 +54,8 @@ __all__ = ["ALL_TEMPLATES", "ARC", "SIB", "GRAND", "GSIB", "HB", "FAMILY_NAMES",
 #      grandparent templates, m beyond g; lexicalised and distance grand-sibling templates
 # The templates of contextual word classes (depparse.encoding.context) are emitted only for models
 # with ``context_layer > 0`` (``cluster[0] != 0``): for all other models the features are
-# exactly those of set 2, so the number did not change when they were added.
+# exactly those of set 2, so the number did not change when they were added.  Likewise the
+# head-bigram family (HB, depparse.features.bigrams) is emitted only by ``gsh`` models.
 FEATURE_SET = 2
 
 # part families (head bigrams: :mod:`.bigrams`, ``gsh`` models only)
