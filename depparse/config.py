@@ -26,7 +26,8 @@ from .errors import ConfigError
 from .features.labels import LABELER_KIND
 from .features.parts import FEATURE_SET, template_names
 
-__all__ = ["DecodeConfig", "ModelConfig", "TrainConfig", "MODEL_TYPES", "check", "split_settings"]
+__all__ = ["DecodeConfig", "ModelConfig", "TrainConfig", "MODEL_TYPES", "check", "check_solver",
+           "split_settings"]
 
 MODEL_TYPES = ("mst", "sib", "gs", "gsh")
 
@@ -285,3 +286,11 @@ def split_settings(kwargs: dict) -> tuple[dict, dict, dict]:
             allowed = ", ".join(sorted(set().union(*names)))
             raise TypeError(f"unknown setting {k!r} (known: {allowed})")
     return out
+
+
+def check_solver(model: ModelConfig, decoding: DecodeConfig) -> None:
+    """Raise :class:`~depparse.errors.ConfigError` when ``decoding``'s solver cannot decode
+    ``model``: AD3 has no head-bigram factor (``gsh`` models)."""
+    if model.head_bigrams and decoding.solver == "ad3":
+        raise ConfigError("solver", "ad3 has no head-bigram factor: a gsh model decodes with "
+                                    "the subgradient solver")

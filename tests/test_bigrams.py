@@ -12,6 +12,7 @@ import synthetic
 from naive import all_projective_trees, all_trees, assert_tree, tree_scores_full
 
 from depparse import train
+from depparse.cli import main as cli_main
 from depparse.config import ModelConfig, TrainConfig
 from depparse.conllu import read_conllu, read_sentence
 from depparse.decode import NoSpanningTreeError
@@ -329,6 +330,12 @@ def test_gsh_learns_synthetic_grammar_and_round_trips(tmp_path):
     q = load(path)
     assert q.config.model == "gsh"
     assert [list(r.heads) for r in q.parse_heads(te)] == [list(r.heads) for r in res]
+    # the command line refuses AD3 for it: exit 2, no output written
+    src = tmp_path / "in.conllu"
+    src.write_text(synthetic.conllu_text(3, seed=2))
+    out = tmp_path / "out.conllu"
+    assert cli_main(["parse", str(src), "-m", str(path), "--solver", "ad3", "-o", str(out)]) == 2
+    assert not out.exists()
 
 
 def test_gsh_refuses_ad3():

@@ -12,8 +12,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from ..config import DecodeConfig
-from ..errors import ConlluError, DepparseError, UsageError
+from ..config import DecodeConfig, check_solver
+from ..errors import ConfigError, ConlluError, DepparseError, UsageError
 from .options import configs_from_args
 
 __all__ = ["COMMANDS", "check_output", "oserror", "read_conllu_file"]
@@ -163,9 +163,10 @@ def cmd_parse(args):
             parser.decoding = dataclasses.replace(parser.decoding, **proofs)
     except DepparseError as e:
         raise UsageError(f"--prune-threshold/--prune-max-heads: {e}") from None
-    if parser.decoding.solver == "ad3" and parser.config.head_bigrams:
-        raise UsageError(f"--solver ad3: {args.model} is a gsh model (head bigrams), and AD3 "
-                         "has no head-bigram factor; use --solver subgradient")
+    try:
+        check_solver(parser.config, parser.decoding)
+    except ConfigError as e:
+        raise UsageError(f"--solver: {args.model}: {e.rule}") from None
     t0 = time.perf_counter()
     bad = []
 

@@ -5,7 +5,16 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["validate_tree"]
+__all__ = ["arc_matrix", "validate_tree"]
+
+
+def arc_matrix(heads) -> np.ndarray:
+    """``mods[h, m]``: is ``h`` the head of ``m`` in the heads array ``heads`` (``heads[0]``
+    ignored)?"""
+    N = heads.shape[0]
+    mods = np.zeros((N, N), dtype=bool)
+    mods[heads[1:], np.arange(1, N)] = True
+    return mods
 
 
 def validate_tree(heads, *, single_root: bool = False) -> str | None:

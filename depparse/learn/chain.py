@@ -21,10 +21,11 @@ import numpy as np
 
 from ..decode.automata import decode_z
 from ..decode.bigrams import decode_chain
+from ..decode.trees import arc_matrix
 from ..features.bigrams import chain_features
 from ..features.parts import structure_features
 
-__all__ = ["chain_arcs", "chain_mistakes", "chain_terms", "decode_relaxed"]
+__all__ = ["chain_mistakes", "chain_terms", "decode_relaxed"]
 
 
 def decode_relaxed(parts, share, single_root):
@@ -61,15 +62,7 @@ def chain_terms(arrays, mask, on, heads, chain, wrong, mods, share):
                   (chain_features(*arrays, mask, on, chain, wrong), -1.0)]
     if share > 0.0:
         every = np.ones(heads.shape[0], dtype=bool)
-        cmods = chain_arcs(chain)
+        cmods = arc_matrix(chain)
         terms += [(structure_features(*arrays, mask, on, 0, mods, heads, every), share),
                   (structure_features(*arrays, mask, on, 0, cmods, heads, every), -share)]
     return terms
-
-
-def chain_arcs(chain):
-    """``mods[h, m]``: the chain takes ``h`` as the head of ``m``."""
-    N = chain.shape[0]
-    mods = np.zeros((N, N), dtype=bool)
-    mods[chain[1:], np.arange(1, N)] = True
-    return mods

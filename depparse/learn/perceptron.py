@@ -31,8 +31,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..config import DecodeConfig, ModelConfig, TrainConfig
+from ..config import DecodeConfig, ModelConfig, TrainConfig, check_solver
 from ..decode.dual import dual_decompose
+from ..decode.trees import arc_matrix
 from ..encoding.context import ContextClasses
 from ..encoding.minilm import batch_word_vectors
 from ..encoding.vocab import Vocabularies
@@ -42,7 +43,7 @@ from ..features.dense import DenseArcs
 from ..features.parts import build_parts, model_families, structure_features, template_switches
 from ..inference.parser import Parser, tree_decoder
 from ..model import Component, Model, atomic_savez
-from .chain import chain_arcs, chain_mistakes, chain_terms, decode_relaxed
+from .chain import chain_mistakes, chain_terms, decode_relaxed
 from .data import check_training_sentences
 from .dense import DenseLearner
 from .labeler import learn_label_constraints, train_labeler, train_labeler_dense
@@ -61,10 +62,7 @@ CKPT_VERSION = 2  # 2: decoding and training settings apart from the model's con
 
 def gold_structure(heads):
     """The Z-representation of a tree: ``mods[h, m] = heads[m] == h`` and ``gpar = heads``."""
-    N = heads.shape[0]
-    mods = np.zeros((N, N), dtype=bool)
-    mods[heads[1:], np.arange(1, N)] = True
-    return mods, heads.astype(np.int64)
+    return arc_matrix(heads), heads.astype(np.int64)
 
 
 class Trainer:
@@ -174,7 +172,7 @@ class Trainer:
             if dense is not None:  # its gradient and margin join the sparse ones
                 dg, dmargin = dense.difference(enc, gmods, pmods, diff, gpar, ppar, order)
                 if share > 0.0:  # its arcs are split like the sparse ones (learn/chain.py)
-                    dz, mz = dense.difference(enc, pmods, chain_arcs(pchain),
+                    dz, mz = dense.difference(enc, pmods, arc_matrix(pchain),
                                               np.ones(enc.n + 1, dtype=bool), order=0)
                     dg, dmargin = dg + share * dz, dmargin + share * mz
             if tr.update == "pa":
@@ -428,9 +426,7 @@ def prepare(train_sents, dev_sents, config=None, decoding=None, training=None, c
         if getattr(training, name) and not config.dense_layer:
             raise ConfigError(name, "reads the vectors of the dense arc term: it needs "
                                     "dense_layer > 0")
-    if config.head_bigrams and decoding.solver == "ad3":
-        raise ConfigError("solver", "ad3 has no head-bigram factor: a gsh model decodes with "
-                                    "the subgradient solver")
+    check_solver(config, decoding)
     check_training_sentences(train_sents, "training", decoding.single_root)
     if dev_sents:
         check_training_sentences(dev_sents, "dev", decoding.single_root)

@@ -51,6 +51,8 @@ def feature_stats(w, terms):
 
 
 def _cat(parts, dtype=np.int64):
+    if len(parts) == 1:
+        return parts[0]
     return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
 
 
