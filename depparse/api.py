@@ -16,7 +16,6 @@ from .config import DecodeConfig, ModelConfig, TrainConfig, split_settings
 from .conllu import read_conllu
 from .errors import ModelError
 from .inference.parser import Parser
-from .learn.perceptron import train as _train
 from .model import Model
 from .paths import models_dir
 
@@ -98,6 +97,8 @@ def train(train_sentences, dev_sentences=None, *, checkpoint=None, resume=False,
         if x is None or isinstance(x, list):
             return x
         return read_conllu(x)
+
+    from .learn.perceptron import train as _train  # the trainer: only when training
 
     m, d, t = split_settings(settings)
     return _train(_load(train_sentences), _load(dev_sentences), ModelConfig(**m),

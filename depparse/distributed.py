@@ -57,7 +57,6 @@ from .api import load
 from .errors import ConfigError, SchedulerError
 from .inference.parallel import warmup
 from .inference.parser import Parser
-from .learn.perceptron import Trainer, end_epoch, finish, prepare
 
 __all__ = ["SchedulerError", "connect", "parse_distributed", "train_distributed"]
 
@@ -236,6 +235,8 @@ def _ipm_epoch(settings, w, shard, seed, epoch):
 def _new_trainer(settings, seed, bits=None):
     """A fresh trainer (zero weights) with ``settings = (config, decoding, training)`` and its
     own seed (and, for warming up, fewer weights)."""
+    from .learn.perceptron import Trainer  # the trainer: only when training
+
     config, decoding, training = settings
     if bits is not None:
         config = dataclasses.replace(config, bits=bits)
@@ -301,6 +302,8 @@ def train_distributed(train_sents, dev_sents=None, config=None, decoding=None, t
     if training is not None and training.template_budget:
         raise ConfigError("template_budget", "is not supported by iterative parameter mixing "
                           "(--scheduler): choose templates in one process")
+    from .learn.perceptron import end_epoch, finish, prepare  # the trainer: only when training
+
     t_start = time.perf_counter()
     st = prepare(train_sents, dev_sents, config, decoding, training, checkpoint, resume)
     trainer, data = st.trainer, st.data
