@@ -74,7 +74,7 @@ def timed_parse(parser, path, jobs=1):
     with tempfile.TemporaryDirectory() as d:
         t0 = time.perf_counter()
         sents = read_conllu(path)
-        res = parser.parse(sents, jobs=jobs, return_results=True, trace=False)
+        res = parser.parse_results(sents, jobs=jobs, trace=False)
         write_conllu([s for s, _ in res], Path(d) / "out.conllu")
         dt = time.perf_counter() - t0
     return dt, sum(s.n for s in sents), [r for _, r in res]

@@ -31,7 +31,7 @@ def bench(model_path, test_path, max_iter=None, repeat=1):
         with tempfile.TemporaryDirectory() as d:
             t0 = time.perf_counter()
             sents = read_conllu(test_path)
-            res = p.parse(sents, max_iter=max_iter, return_results=True, trace=False)
+            res = p.parse_results(sents, max_iter=max_iter, trace=False)
             write_conllu([s for s, _ in res], Path(d) / "out.conllu")
             dt = time.perf_counter() - t0
         best = dt if best is None else min(best, dt)

@@ -129,10 +129,10 @@ def main(argv=None):
     p = Parser(m, path=out)
     te = read_conllu(treebank_file("en_ewt", "test"))
     warm_up(p, te)
-    res = p.parse(te, return_results=True, trace=False)
+    res = p.parse_results(te, trace=False)
     p.decoding = dataclasses.replace(p.decoding, proof=False)  # Koo et al.'s decoding
     cert_k = 100.0 * float(np.mean([r.certificate for _, r in
-                                    p.parse(te, return_results=True, trace=False)]))
+                                    p.parse_results(te, trace=False)]))
     p.decoding = m.decoding
     scores = settings(p, te)
     sc = scores["gold tokenization + gold tags"][0]

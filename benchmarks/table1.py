@@ -59,7 +59,7 @@ def run_cell(code, train_split, model, max_iter, seed=0):
     p = Parser(m)
     p.parse(te[:5])  # warm-up
     t0 = time.perf_counter()
-    res = p.parse(te, return_results=True, trace=False)
+    res = p.parse_results(te, trace=False)
     dec_s = time.perf_counter() - t0
     sc = evaluate(te, [s for s, _ in res])
     hist = m.info["history"]

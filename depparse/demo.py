@@ -60,7 +60,7 @@ def main(argv=None) -> int:
     gold = read_conllu(args.input)
     parser.parse(gold[:1])  # warm-up: load the compiled kernels
     t0 = time.perf_counter()
-    results = parser.parse(gold, return_results=True)
+    results = parser.parse_results(gold)
     dt = time.perf_counter() - t0
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -86,7 +86,7 @@ def main(argv=None) -> int:
         print("plain text: this model has no tokenizer (it reads CoNLL-U only)")
         return 0
     print(f"plain text: {PLAIN!r}")
-    for s, r in parser.parse(parser.read_text(PLAIN, source="<demo>"), return_results=True):
+    for s, r in parser.parse_results(parser.read_text(PLAIN, source="<demo>")):
         print(format_tree(s, r))
     print("(the same from the command line: echo '...' | depparse parse --input text -)")
     return 0

@@ -163,7 +163,7 @@ def test_time_limit_api_returns_a_tree_uncertified(syn):  # noqa: F811
 
     p = depparse.load(syn.model)
     s = read_sentence(long_sentence(250, seed=1))
-    (parsed, r), = p.parse([s], time_limit=0.01, max_iter=100000, return_results=True)
+    (parsed, r), = p.parse_results([s], time_limit=0.01, max_iter=100000)
     assert validate_tree(parsed, single_root=True) is None
     assert r.timed_out, "expected a 250-word nonsense sentence to need more than 0.01 s"
     assert not r.certificate

@@ -652,7 +652,7 @@ def test_gap_certificate_is_scale_invariant():
 def test_arc_marginals_and_partition_equal_enumeration(n):
     """mu[h, m] = sum over single-root trees containing h -> m of exp(score) / Z, by brute
     force over every tree; with -inf arcs (probability 0) and large scores (overflow)."""
-    from depparse.decode.prune import arc_marginals, log_partition
+    from depparse.decode.marginals import arc_marginals, log_partition
 
     rng = np.random.default_rng(600 + n)
     trees = all_trees(n, single_root=True)

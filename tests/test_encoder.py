@@ -313,7 +313,7 @@ def test_parse_encodes_many_sentences_per_pass_with_the_same_results(monkeypatch
     real = minilm.MiniLM._forward
     monkeypatch.setattr(minilm.MiniLM, "_forward", lambda self, w, keep=None:
                         windows.append(len(w)) or real(self, w, keep))
-    got = p.parse(sents, return_results=True)
+    got = p.parse_results(sents)
     assert sum(windows) == len(sents) and len(windows) < len(sents) / 5
 
     def same(a, b):
@@ -346,7 +346,7 @@ def test_parse_with_tagging_uses_the_batched_vectors_as_one_at_a_time(tagger_lay
     p = Parser(m)
     sents = synthetic.sentences(20, seed=12)
     alone = [p.parse_one(s, tag_columns=tuple(TAG_COLUMNS)) for s in sents]
-    got = p.parse(sents, retag=True, return_results=True)
+    got = p.parse_results(sents, retag=True)
     for (x, rx), (y, ry) in zip(got, alone, strict=True):
         assert list(x.upos) == list(y.upos) and list(x.lemmas) == list(y.lemmas)
         assert np.array_equal(x.heads, y.heads) and list(x.rels) == list(y.rels)

@@ -10,7 +10,7 @@ from depparse.api import train
 from depparse.config import ModelConfig
 from depparse.conllu import read_conllu, read_sentence
 from depparse.decode.dual import _primal_score
-from depparse.decode.prune import arc_marginals, prune_mask
+from depparse.decode.marginals import arc_marginals, prune_mask
 from depparse.encoding.ids import END, ROOT, START, UNK
 from depparse.encoding.vocab import Vocabularies
 from depparse.features.parts import (

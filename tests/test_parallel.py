@@ -55,7 +55,7 @@ def test_chunk_bounds_cover_in_order(n, jobs, size):
 
 
 def test_jobs_identical_to_serial(parser, sents):
-    ref = parser.parse(sents, return_results=True)
+    ref = parser.parse_results(sents)
     for chunk in (None, 1, 7):
         got = parse_parallel(parser, sents, 2, dict(trace=True), chunk_size=chunk)
         assert _bytes([p for p, _ in got]) == _bytes([p for p, _ in ref])

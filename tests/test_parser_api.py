@@ -74,7 +74,7 @@ def test_parse_file_writes_atomically(tiny_model, tmp_path):
 def test_results_and_report(tiny_model):
     p = depparse.load(tiny_model)
     te = synthetic.sentences(6, seed=15)
-    res = p.parse(te, return_results=True)
+    res = p.parse_results(te)
     rep = build_report(p, [("x.conllu", te)], res, 0.5)
     assert rep["summary"]["sentences"] == 6
     s0 = rep["sentences"][0]
@@ -87,7 +87,7 @@ def test_multi_root_and_max_iter(tiny_model):
     p = depparse.load(tiny_model)
     te = synthetic.sentences(5, seed=16)
     for single in (True, False):
-        for s, r in p.parse(te, single_root=single, max_iter=1, return_results=True):
+        for s, r in p.parse_results(te, single_root=single, max_iter=1):
             assert validate_tree(s, single_root=single) is None
             assert r.iterations == 1  # the cap, whether certified or not
     # the flag reaches the decoder: with only root arcs to choose from, several roots are
@@ -118,7 +118,7 @@ def test_set_pruning_prunes_harder_and_trees_stay_valid(tiny_model):
         assert (k.sum(axis=0)[1:] <= 2).all()
         tighter += int(k0.sum() - k.sum())
     assert tighter > 0
-    res = p.parse(te, return_results=True)
+    res = p.parse_results(te)
     for s, _ in res:
         assert validate_tree(s, single_root=True) is None
     rep = build_report(p, [("x.conllu", te)], res, 0.1)

@@ -9,7 +9,7 @@ import synthetic
 from naive import all_trees
 from test_dense import needs_encoder
 
-from depparse.decode.prune import arc_marginals
+from depparse.decode.marginals import arc_marginals
 from depparse.features.dense import BUCKETS, DenseArcs, DenseLayout
 from depparse.learn.pruner import fresh_pruner_dense, pruner_dense_gradient
 

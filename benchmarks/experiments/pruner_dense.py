@@ -23,7 +23,7 @@ ap.add_argument("--train-limit", type=int, default=0)
 args = ap.parse_args()
 use_code(args)
 from depparse.conllu import read_conllu  # noqa: E402
-from depparse.decode.prune import arc_marginals, prune_mask  # noqa: E402
+from depparse.decode.marginals import arc_marginals, prune_mask  # noqa: E402
 from depparse.features.dense import BUCKETS  # noqa: E402
 from depparse.features.label_dense import arc_bucket_of  # noqa: E402
 from depparse.features.parts import score_all_arcs  # noqa: E402

@@ -3,7 +3,7 @@
 other 20% parsed with the pruning of the training and two looser ones: gold-arc recall, heads
 kept per word and UAS.
 
-    python small_pruning.py [--code DIR] CODE
+    python small_candidates.py [--code DIR] CODE
 """
 import numpy as np
 from _common import corpus, parser, use_code

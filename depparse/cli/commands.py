@@ -193,8 +193,7 @@ def cmd_parse(args):
             results += parse_distributed(parser, parser.tag(ss, tagged[f]), args.scheduler,
                                          return_results=True, **kw)
         elif ss:
-            results += parser.parse(ss, jobs=jobs, return_results=True, retag=args.retag,
-                                    **kw)
+            results += parser.parse_results(ss, jobs=jobs, retag=args.retag, **kw)
     parsed = [p for p, _ in results]
     _write_output(parsed, out)
     dt = time.perf_counter() - t0

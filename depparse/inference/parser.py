@@ -32,7 +32,7 @@ from ..features.parts import build_parts, template_switches
 from ..model import Model
 from .labeling import Labeler
 from .parallel import parse_parallel
-from .pruning import candidate_arcs
+from .candidates import candidate_arcs
 from .tagging import Tagger
 from .tokenizer import Tokenizer
 
@@ -258,8 +258,8 @@ class Parser:
                     for s, v in zip(sentences, vectors, strict=True)]
 
     def parse(self, sentences, *, max_iter=None, single_root=None, time_limit=None, jobs=1,
-              return_results=False, trace=None, retag=False):
-        """Parse sentences (:class:`~depparse.conllu.Sentence`), in order.
+              retag=False):
+        """Parse sentences (:class:`~depparse.conllu.Sentence`), in order: the parsed copies.
 
         Parameters
         ----------
@@ -272,10 +272,6 @@ class Parser:
             Seconds per sentence for dual decomposition (anytime decoding).
         jobs : int
             Worker processes (:mod:`.parallel`); the output is identical to ``jobs=1``.
-        return_results : bool
-            Return ``(sentence, ParseResult)`` pairs instead of sentences.
-        trace : bool, optional
-            Keep dual/primal traces (default: when ``return_results``).
         retag : bool
             Predict all four tag columns with the model's tagger; by default only the
             columns that are ``_`` on every word (:meth:`columns_to_tag`).  A model without
@@ -283,9 +279,21 @@ class Parser:
 
         Returns
         -------
-        list of Sentence, or of (Sentence, ParseResult)
+        list of Sentence
+            See :meth:`parse_results` for each sentence's proof as well.
         """
-        trace = return_results if trace is None else trace
+        return [p for p, _ in self.parse_results(
+            sentences, max_iter=max_iter, single_root=single_root, time_limit=time_limit,
+            jobs=jobs, retag=retag, trace=False)]
+
+    def parse_results(self, sentences, *, max_iter=None, single_root=None, time_limit=None,
+                      jobs=1, retag=False, trace=True):
+        """:meth:`parse` with each sentence's :class:`ParseResult` (its proof, certificate,
+        iterations, time): a list of ``(Sentence, ParseResult)`` pairs, in order.
+
+        ``trace`` keeps each sentence's dual/primal values per iteration (for
+        ``depparse report``); the other parameters are those of :meth:`parse`.
+        """
         kw = dict(max_iter=max_iter, single_root=single_root, time_limit=time_limit,
                   trace=trace, tag_columns=self.columns_to_tag(sentences, retag))
         missing = self.missing_columns(sentences)
@@ -295,10 +303,8 @@ class Parser:
                 f"was trained with and has no tagger for: its trees will be much worse; give "
                 f"tagged input, or use a model with a tagger", InputWarning, stacklevel=2)
         if jobs > 1 and len(sentences) > 1:
-            out = parse_parallel(self, sentences, jobs, kw)
-        else:
-            out = self.parse_many(sentences, **kw)
-        return out if return_results else [p for p, _ in out]
+            return parse_parallel(self, sentences, jobs, kw)
+        return self.parse_many(sentences, **kw)
 
     def tag(self, sentences, columns):
         """Copies of ``sentences`` with ``columns`` (of :data:`TAG_COLUMNS`) predicted by the

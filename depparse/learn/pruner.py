@@ -1,8 +1,8 @@
 """Training of the arc-factored log-linear pruner (conditional likelihood, AdaGrad).
 
 The model scores arcs with the arc features of :mod:`depparse.features.parts` and its own
-hashed weight vector; its marginals (matrix-tree theorem, :mod:`depparse.decode.prune`) decide
-which arcs the higher-order models see (:mod:`depparse.inference.pruning`; Koo et al. 2010,
+hashed weight vector; its marginals (matrix-tree theorem, :mod:`depparse.decode.marginals`) decide
+which arcs the higher-order models see (:mod:`depparse.inference.candidates`; Koo et al. 2010,
 Sec. 7; Koo et al. 2007).  The gradient of
 ``log p(y | x)`` is ``sum_{(h,m) in y} phi(h, m) - sum_{(h,m)} mu(h, m) phi(h, m)``.
 
@@ -19,10 +19,10 @@ import time
 import numba as nb
 import numpy as np
 
-from ..decode.prune import arc_marginals
+from ..decode.marginals import arc_marginals
 from ..features.dense import DenseArcs, DenseLayout, dense_arc_gradient
 from ..features.parts import ALL_TEMPLATES, MAX_FEATS, all_arcs, arc_features, score_all_arcs
-from ..inference.pruning import candidate_arcs
+from ..inference.candidates import candidate_arcs
 
 __all__ = ["fresh_pruner_dense", "jackknife_keep_masks", "keep_masks", "pruner_dense_gradient",
            "train_pruner"]

@@ -4,12 +4,12 @@
 weights over the arc features of :mod:`depparse.features.parts`), compute the arc marginals by
 the matrix-tree theorem and keep, for each word, the heads whose marginal is at least
 ``threshold`` times that of its best head, at most ``max_heads`` of them
-(:func:`depparse.decode.prune.prune_mask`).  ``mst`` models keep every arc.
+(:func:`depparse.decode.marginals.prune_mask`).  ``mst`` models keep every arc.
 """
 
 from __future__ import annotations
 
-from ..decode.prune import arc_marginals, prune_mask
+from ..decode.marginals import arc_marginals, prune_mask
 from ..features.parts import all_arcs, score_all_arcs
 
 __all__ = ["candidate_arcs"]
