@@ -127,7 +127,7 @@ def test_template_ids_are_unique_and_the_check_refuses_a_duplicate(monkeypatch):
 
 def test_feature_kernels_use_only_registered_template_names():
     """No kernel passes a bare number as template id (to ``template``, or to the parser's
-    ``put``/``put2``, whose fourth argument it is); every name of the table is used by exactly
+    ``emit``/``emit_pair``, whose fourth argument it is); every name of the table is used by exactly
     one kernel (so no two kernels share a template), and every name a kernel uses is in the
     table.  (``hashing.py`` defines the helpers, which take the id as a parameter.)"""
     root = Path(depparse.__file__).parent / "features"
@@ -142,7 +142,7 @@ def test_feature_kernels_use_only_registered_template_names():
                 if not isinstance(node, ast.Call):
                     continue
                 name = getattr(node.func, "id", "")
-                if name in ("template", "put", "put2"):
+                if name in ("template", "emit", "emit_pair"):
                     arg = node.args[0 if name == "template" else 3]
                     assert isinstance(arg, ast.Attribute) and arg.value.id == "T", (
                         f"{path.name}:{node.lineno}: template id must be a registry name")

@@ -18,7 +18,7 @@ import numba as nb
 import numpy as np
 
 from . import templates as T
-from .hashing import CFINE, CSHIFT, dist_bucket, dot, put
+from .hashing import CFINE, CSHIFT, dist_bucket, dot, emit
 
 __all__ = ["chain_features", "fill_bigrams", "hb_features"]
 
@@ -35,22 +35,22 @@ def hb_features(h1, m, h2, form, upos, xpos, cluster, mask, on, buf):
     a = np.uint64(512 + shape)
     p1, mp, p2, mp2 = upos[h1], upos[m], upos[h2], upos[m2]
     k = 0
-    k = put(buf, k, on, T.HB_H1P_MP_H2P_M2P, (p1, mp, p2, mp2), a, mask)
-    k = put(buf, k, on, T.HB_MP_M2P, (mp, mp2), a, mask)
-    k = put(buf, k, on, T.HB_H1P_H2P, (p1, p2), a, mask)
-    k = put(buf, k, on, T.HB_H1P_MP_M2P, (p1, mp, mp2), a, mask)
-    k = put(buf, k, on, T.HB_H2P_MP_M2P, (p2, mp, mp2), a, mask)
-    k = put(buf, k, on, T.HB_H1P_H2P_MP_M2P_DIST, (p1, p2, mp, mp2, dist_bucket(abs(h1 - h2))),
+    k = emit(buf, k, on, T.HB_H1P_MP_H2P_M2P, (p1, mp, p2, mp2), a, mask)
+    k = emit(buf, k, on, T.HB_MP_M2P, (mp, mp2), a, mask)
+    k = emit(buf, k, on, T.HB_H1P_H2P, (p1, p2), a, mask)
+    k = emit(buf, k, on, T.HB_H1P_MP_M2P, (p1, mp, mp2), a, mask)
+    k = emit(buf, k, on, T.HB_H2P_MP_M2P, (p2, mp, mp2), a, mask)
+    k = emit(buf, k, on, T.HB_H1P_H2P_MP_M2P_DIST, (p1, p2, mp, mp2, dist_bucket(abs(h1 - h2))),
             a, mask)
-    k = put(buf, k, on, T.HB_MW_M2P, (form[m], mp2), a, mask)
-    k = put(buf, k, on, T.HB_MP_M2W, (mp, form[m2]), a, mask)
-    k = put(buf, k, on, T.HB_MW_M2W, (form[m], form[m2]), a, mask)
-    k = put(buf, k, on, T.HB_H1X_MX_H2X_M2X, (xpos[h1], xpos[m], xpos[h2], xpos[m2]), a, mask)
+    k = emit(buf, k, on, T.HB_MW_M2P, (form[m], mp2), a, mask)
+    k = emit(buf, k, on, T.HB_MP_M2W, (mp, form[m2]), a, mask)
+    k = emit(buf, k, on, T.HB_MW_M2W, (form[m], form[m2]), a, mask)
+    k = emit(buf, k, on, T.HB_H1X_MX_H2X_M2X, (xpos[h1], xpos[m], xpos[h2], xpos[m2]), a, mask)
     if cluster[0] != 0:
         mc, mc2 = cluster[m] & CFINE, cluster[m2] & CFINE
-        k = put(buf, k, on, T.HB_MC_M2C, (mc, mc2), a, mask)
-        k = put(buf, k, on, T.HB_H1P_MC_H2P_M2C, (p1, mc, p2, mc2), a, mask)
-        k = put(buf, k, on, T.HB_H1C_H2C, (cluster[h1] >> CSHIFT, cluster[h2] >> CSHIFT), a,
+        k = emit(buf, k, on, T.HB_MC_M2C, (mc, mc2), a, mask)
+        k = emit(buf, k, on, T.HB_H1P_MC_H2P_M2C, (p1, mc, p2, mc2), a, mask)
+        k = emit(buf, k, on, T.HB_H1C_H2C, (cluster[h1] >> CSHIFT, cluster[h2] >> CSHIFT), a,
                 mask)
     return k
 

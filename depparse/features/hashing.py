@@ -3,7 +3,7 @@
 A feature is a template id (:mod:`depparse.features.templates`) followed by the ids of its
 atoms (words, tags, classes, distances ...).  :func:`template` starts the hash of a template,
 :func:`mix` folds in one atom after another (the splitmix64 finaliser, a 64-bit
-multiply-xorshift).  The parser's kernels call :func:`put` / :func:`put2` with a template id
+multiply-xorshift).  The parser's kernels call :func:`emit` / :func:`emit_pair` with a template id
 and a tuple of atoms; they write the final index ``hash & mask`` into a buffer, once per
 conjunction (direction, direction and distance ...), unless the model leaves that template
 out (the switches ``on``, one per template id: structured sparsity, Martins et al. 2011).
@@ -18,8 +18,8 @@ import numpy as np
 
 from ..encoding.ids import BOS, CLUSTER_SHIFT, EOS
 
-__all__ = ["CFINE", "CSHIFT", "RECORD", "TID_SHIFT", "ctx", "dist_bucket", "dot", "mix", "put",
-           "put2", "split_recorded", "tags_between", "template"]
+__all__ = ["CFINE", "CSHIFT", "RECORD", "TID_SHIFT", "ctx", "dist_bucket", "dot", "mix", "emit",
+           "emit_pair", "split_recorded", "tags_between", "template"]
 
 #: The fine class of a contextual class code is ``code & CFINE``, the coarse ``code >> CSHIFT``
 #: (:func:`depparse.encoding.ids.cluster_code`).
@@ -33,7 +33,7 @@ _S30 = np.uint64(30)
 _S27 = np.uint64(27)
 _S31 = np.uint64(31)
 
-#: ``on[tid]`` (the template switches of :func:`put`): emit and record the template's id
+#: ``on[tid]`` (the template switches of :func:`emit`): emit and record the template's id
 #: in the bits from :data:`TID_SHIFT` up (weight indices have at most 30 bits).
 RECORD = 2
 TID_SHIFT = 40
@@ -72,11 +72,11 @@ def _index(hv, att, mask, tid, on):
 
 
 @nb.njit(cache=True, inline="always")
-def put(buf, k, on, tid, atoms, att, mask):
-    """``buf[k] =`` the weight index of template ``tid`` over ``atoms`` conjoined with
-    ``att``; returns the new count.  Nothing is written when ``on[tid]`` is 0 (a template
-    the model leaves out); with ``on[tid] == RECORD`` the index carries ``tid`` above
-    :data:`TID_SHIFT` (group-lasso training: :func:`split_recorded`)."""
+def emit(buf, k, on, tid, atoms, att, mask):
+    """Emit one feature: ``buf[k] =`` the weight index of template ``tid`` over ``atoms``
+    conjoined with ``att``; returns the new count.  Nothing is written when ``on[tid]`` is 0
+    (a template the model leaves out); with ``on[tid] == RECORD`` the index carries ``tid``
+    above :data:`TID_SHIFT` (group-lasso training: :func:`split_recorded`)."""
     if on[tid] == 0:
         return k
     buf[k] = _index(_hash(tid, atoms), att, mask, tid, on)
@@ -84,8 +84,8 @@ def put(buf, k, on, tid, atoms, att, mask):
 
 
 @nb.njit(cache=True, inline="always")
-def put2(buf, k, on, tid, atoms, att1, att2, mask):
-    """:func:`put` twice: conjoined with ``att1`` and with ``att2``."""
+def emit_pair(buf, k, on, tid, atoms, att1, att2, mask):
+    """Emit one feature twice (:func:`emit`): conjoined with ``att1`` and with ``att2``."""
     if on[tid] == 0:
         return k
     hv = _hash(tid, atoms)

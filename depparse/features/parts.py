@@ -36,7 +36,17 @@ from ..decode.parts import PartTable, add_bigrams, build_layout, table_width
 from ..encoding.ids import END, START
 from . import templates as T
 from .bigrams import fill_bigrams
-from .hashing import CFINE, CSHIFT, RECORD, ctx, dist_bucket, dot, put, put2, tags_between
+from .hashing import (
+    CFINE,
+    CSHIFT,
+    RECORD,
+    ctx,
+    dist_bucket,
+    dot,
+    emit,
+    emit_pair,
+    tags_between,
+)
 
 __all__ = ["ALL_TEMPLATES", "ARC", "SIB", "GRAND", "GSIB", "HB", "FAMILY_NAMES", "FEATURE_SET",
            "MAX_FEATS", "all_arcs", "arc_features", "build_parts", "fill_scores",
@@ -90,7 +100,7 @@ def template_names(text) -> list[str]:
 
 
 def template_switches(off="", record=False) -> np.ndarray:
-    """The switch of every template id for the kernels (:func:`~.hashing.put`): 0 for the
+    """The switch of every template id for the kernels (:func:`~.hashing.emit`): 0 for the
     templates named in ``off`` (comma-separated), else 1, or ``RECORD`` with ``record``
     (each emitted index then carries its template id: group-lasso training)."""
     on = np.zeros(N_TEMPLATE_IDS, dtype=np.uint8)
@@ -121,100 +131,100 @@ def arc_features(h, m, form, lemma, upos, xpos, prefix, suffix, cluster, feat_pt
     mp = upos[m]
     ml = lemma[m]
     k = 0
-    k = put2(buf, k, on, T.ARC_BIAS, (0,), a1, a2, mask)  # bias
-    k = put2(buf, k, on, T.ARC_HW_HP, (hw, hp), a1, a2, mask)
-    k = put2(buf, k, on, T.ARC_HW, (hw,), a1, a2, mask)
-    k = put2(buf, k, on, T.ARC_HP, (hp,), a1, a2, mask)
-    k = put2(buf, k, on, T.ARC_MW_MP, (mw, mp), a1, a2, mask)
-    k = put2(buf, k, on, T.ARC_MW, (mw,), a1, a2, mask)
-    k = put2(buf, k, on, T.ARC_MP, (mp,), a1, a2, mask)
-    k = put2(buf, k, on, T.ARC_HW_HP_MW_MP, (hw, hp, mw, mp), a1, a2, mask)
-    k = put2(buf, k, on, T.ARC_HP_MW_MP, (hp, mw, mp), a1, a2, mask)
-    k = put2(buf, k, on, T.ARC_HW_MW_MP, (hw, mw, mp), a1, a2, mask)
-    k = put2(buf, k, on, T.ARC_HW_HP_MP, (hw, hp, mp), a1, a2, mask)
-    k = put2(buf, k, on, T.ARC_HW_HP_MW, (hw, hp, mw), a1, a2, mask)
-    k = put2(buf, k, on, T.ARC_HW_MW, (hw, mw), a1, a2, mask)
-    k = put2(buf, k, on, T.ARC_HP_MP, (hp, mp), a1, a2, mask)
+    k = emit_pair(buf, k, on, T.ARC_BIAS, (0,), a1, a2, mask)  # bias
+    k = emit_pair(buf, k, on, T.ARC_HW_HP, (hw, hp), a1, a2, mask)
+    k = emit_pair(buf, k, on, T.ARC_HW, (hw,), a1, a2, mask)
+    k = emit_pair(buf, k, on, T.ARC_HP, (hp,), a1, a2, mask)
+    k = emit_pair(buf, k, on, T.ARC_MW_MP, (mw, mp), a1, a2, mask)
+    k = emit_pair(buf, k, on, T.ARC_MW, (mw,), a1, a2, mask)
+    k = emit_pair(buf, k, on, T.ARC_MP, (mp,), a1, a2, mask)
+    k = emit_pair(buf, k, on, T.ARC_HW_HP_MW_MP, (hw, hp, mw, mp), a1, a2, mask)
+    k = emit_pair(buf, k, on, T.ARC_HP_MW_MP, (hp, mw, mp), a1, a2, mask)
+    k = emit_pair(buf, k, on, T.ARC_HW_MW_MP, (hw, mw, mp), a1, a2, mask)
+    k = emit_pair(buf, k, on, T.ARC_HW_HP_MP, (hw, hp, mp), a1, a2, mask)
+    k = emit_pair(buf, k, on, T.ARC_HW_HP_MW, (hw, hp, mw), a1, a2, mask)
+    k = emit_pair(buf, k, on, T.ARC_HW_MW, (hw, mw), a1, a2, mask)
+    k = emit_pair(buf, k, on, T.ARC_HP_MP, (hp, mp), a1, a2, mask)
     # lemmas
-    k = put2(buf, k, on, T.ARC_HL_ML, (hl, ml), a1, a2, mask)
-    k = put2(buf, k, on, T.ARC_HL_MP, (hl, mp), a1, a2, mask)
-    k = put2(buf, k, on, T.ARC_HP_ML, (hp, ml), a1, a2, mask)
-    k = put2(buf, k, on, T.ARC_HL_HP, (hl, hp), a1, a2, mask)
-    k = put2(buf, k, on, T.ARC_ML_MP, (ml, mp), a1, a2, mask)
+    k = emit_pair(buf, k, on, T.ARC_HL_ML, (hl, ml), a1, a2, mask)
+    k = emit_pair(buf, k, on, T.ARC_HL_MP, (hl, mp), a1, a2, mask)
+    k = emit_pair(buf, k, on, T.ARC_HP_ML, (hp, ml), a1, a2, mask)
+    k = emit_pair(buf, k, on, T.ARC_HL_HP, (hl, hp), a1, a2, mask)
+    k = emit_pair(buf, k, on, T.ARC_ML_MP, (ml, mp), a1, a2, mask)
     # affixes
-    k = put2(buf, k, on, T.ARC_HSUF_MSUF, (suffix[h], suffix[m]), a1, a2, mask)
-    k = put2(buf, k, on, T.ARC_HSUF_HP_MP, (suffix[h], hp, mp), a1, a2, mask)
-    k = put2(buf, k, on, T.ARC_HP_MSUF_MP, (hp, suffix[m], mp), a1, a2, mask)
-    k = put2(buf, k, on, T.ARC_HPRE_HP_MP, (prefix[h], hp, mp), a1, a2, mask)
-    k = put2(buf, k, on, T.ARC_HP_MPRE_MP, (hp, prefix[m], mp), a1, a2, mask)
+    k = emit_pair(buf, k, on, T.ARC_HSUF_MSUF, (suffix[h], suffix[m]), a1, a2, mask)
+    k = emit_pair(buf, k, on, T.ARC_HSUF_HP_MP, (suffix[h], hp, mp), a1, a2, mask)
+    k = emit_pair(buf, k, on, T.ARC_HP_MSUF_MP, (hp, suffix[m], mp), a1, a2, mask)
+    k = emit_pair(buf, k, on, T.ARC_HPRE_HP_MP, (prefix[h], hp, mp), a1, a2, mask)
+    k = emit_pair(buf, k, on, T.ARC_HP_MPRE_MP, (hp, prefix[m], mp), a1, a2, mask)
     # XPOS (language-specific tags)
     hx = xpos[h]
     mx = xpos[m]
-    k = put2(buf, k, on, T.ARC_HX_MX, (hx, mx), a1, a2, mask)
-    k = put2(buf, k, on, T.ARC_HW_HX_MX, (hw, hx, mx), a1, a2, mask)
-    k = put2(buf, k, on, T.ARC_HX_MW_MX, (hx, mw, mx), a1, a2, mask)
-    k = put2(buf, k, on, T.ARC_HX_MX_HP, (hx, mx, hp), a1, a2, mask)
+    k = emit_pair(buf, k, on, T.ARC_HX_MX, (hx, mx), a1, a2, mask)
+    k = emit_pair(buf, k, on, T.ARC_HW_HX_MX, (hw, hx, mx), a1, a2, mask)
+    k = emit_pair(buf, k, on, T.ARC_HX_MW_MX, (hx, mw, mx), a1, a2, mask)
+    k = emit_pair(buf, k, on, T.ARC_HX_MX_HP, (hx, mx, hp), a1, a2, mask)
     hxl = ctx(xpos, h - 1)
     hxr = ctx(xpos, h + 1)
     mxl = ctx(xpos, m - 1)
     mxr = ctx(xpos, m + 1)
-    k = put2(buf, k, on, T.ARC_HX_HXR_MXL_MX, (hx, hxr, mxl, mx), a1, a2, mask)
-    k = put2(buf, k, on, T.ARC_HXL_HX_MX_MXR, (hxl, hx, mx, mxr), a1, a2, mask)
+    k = emit_pair(buf, k, on, T.ARC_HX_HXR_MXL_MX, (hx, hxr, mxl, mx), a1, a2, mask)
+    k = emit_pair(buf, k, on, T.ARC_HXL_HX_MX_MXR, (hxl, hx, mx, mxr), a1, a2, mask)
     # word clusters (Koo et al. 2008), when the model has them: fine and coarse classes
     if cluster[0] != 0:
         hc = cluster[h] & CFINE
         mc = cluster[m] & CFINE
         hcc = cluster[h] >> CSHIFT
         mcc = cluster[m] >> CSHIFT
-        k = put2(buf, k, on, T.ARC_HC_MC, (hc, mc), a1, a2, mask)
-        k = put2(buf, k, on, T.ARC_HCC_MCC, (hcc, mcc), a1, a2, mask)
-        k = put2(buf, k, on, T.ARC_HC_HP_MP, (hc, hp, mp), a1, a2, mask)
-        k = put2(buf, k, on, T.ARC_HP_MC_MP, (hp, mc, mp), a1, a2, mask)
-        k = put2(buf, k, on, T.ARC_HCC_HP_MCC_MP, (hcc, hp, mcc, mp), a1, a2, mask)
-        k = put2(buf, k, on, T.ARC_HC_HP_MC_MP, (hc, hp, mc, mp), a1, a2, mask)
-        k = put2(buf, k, on, T.ARC_HC_MW, (hc, mw), a1, a2, mask)
-        k = put2(buf, k, on, T.ARC_HW_MC, (hw, mc), a1, a2, mask)
-        k = put2(buf, k, on, T.ARC_HCC_HP_MP, (hcc, hp, mp), a1, a2, mask)
-        k = put2(buf, k, on, T.ARC_HP_MCC_MP, (hp, mcc, mp), a1, a2, mask)
-        k = put2(buf, k, on, T.ARC_HC_HP, (hc, hp), a1, a2, mask)
-        k = put2(buf, k, on, T.ARC_MC_MP, (mc, mp), a1, a2, mask)
+        k = emit_pair(buf, k, on, T.ARC_HC_MC, (hc, mc), a1, a2, mask)
+        k = emit_pair(buf, k, on, T.ARC_HCC_MCC, (hcc, mcc), a1, a2, mask)
+        k = emit_pair(buf, k, on, T.ARC_HC_HP_MP, (hc, hp, mp), a1, a2, mask)
+        k = emit_pair(buf, k, on, T.ARC_HP_MC_MP, (hp, mc, mp), a1, a2, mask)
+        k = emit_pair(buf, k, on, T.ARC_HCC_HP_MCC_MP, (hcc, hp, mcc, mp), a1, a2, mask)
+        k = emit_pair(buf, k, on, T.ARC_HC_HP_MC_MP, (hc, hp, mc, mp), a1, a2, mask)
+        k = emit_pair(buf, k, on, T.ARC_HC_MW, (hc, mw), a1, a2, mask)
+        k = emit_pair(buf, k, on, T.ARC_HW_MC, (hw, mc), a1, a2, mask)
+        k = emit_pair(buf, k, on, T.ARC_HCC_HP_MP, (hcc, hp, mp), a1, a2, mask)
+        k = emit_pair(buf, k, on, T.ARC_HP_MCC_MP, (hp, mcc, mp), a1, a2, mask)
+        k = emit_pair(buf, k, on, T.ARC_HC_HP, (hc, hp), a1, a2, mask)
+        k = emit_pair(buf, k, on, T.ARC_MC_MP, (mc, mp), a1, a2, mask)
     # surrounding UPOS
     hpl = ctx(upos, h - 1)
     hpr = ctx(upos, h + 1)
     mpl = ctx(upos, m - 1)
     mpr = ctx(upos, m + 1)
-    k = put2(buf, k, on, T.ARC_HP_HPR_MPL_MP, (hp, hpr, mpl, mp), a1, a2, mask)
-    k = put2(buf, k, on, T.ARC_HPL_HP_MPL_MP, (hpl, hp, mpl, mp), a1, a2, mask)
-    k = put2(buf, k, on, T.ARC_HP_HPR_MP_MPR, (hp, hpr, mp, mpr), a1, a2, mask)
-    k = put2(buf, k, on, T.ARC_HPL_HP_MP_MPR, (hpl, hp, mp, mpr), a1, a2, mask)
-    k = put2(buf, k, on, T.ARC_HP_HPR_MP, (hp, hpr, mp), a1, a2, mask)
-    k = put2(buf, k, on, T.ARC_HP_MPL_MP, (hp, mpl, mp), a1, a2, mask)
-    k = put2(buf, k, on, T.ARC_HPL_HP_MP, (hpl, hp, mp), a1, a2, mask)
-    k = put2(buf, k, on, T.ARC_HP_MP_MPR, (hp, mp, mpr), a1, a2, mask)
+    k = emit_pair(buf, k, on, T.ARC_HP_HPR_MPL_MP, (hp, hpr, mpl, mp), a1, a2, mask)
+    k = emit_pair(buf, k, on, T.ARC_HPL_HP_MPL_MP, (hpl, hp, mpl, mp), a1, a2, mask)
+    k = emit_pair(buf, k, on, T.ARC_HP_HPR_MP_MPR, (hp, hpr, mp, mpr), a1, a2, mask)
+    k = emit_pair(buf, k, on, T.ARC_HPL_HP_MP_MPR, (hpl, hp, mp, mpr), a1, a2, mask)
+    k = emit_pair(buf, k, on, T.ARC_HP_HPR_MP, (hp, hpr, mp), a1, a2, mask)
+    k = emit_pair(buf, k, on, T.ARC_HP_MPL_MP, (hp, mpl, mp), a1, a2, mask)
+    k = emit_pair(buf, k, on, T.ARC_HPL_HP_MP, (hpl, hp, mp), a1, a2, mask)
+    k = emit_pair(buf, k, on, T.ARC_HP_MP_MPR, (hp, mp, mpr), a1, a2, mask)
     # lexical context
-    k = put2(buf, k, on, T.ARC_HW_MPL_MP, (hw, mpl, mp), a1, a2, mask)
-    k = put2(buf, k, on, T.ARC_HW_MP_MPR, (hw, mp, mpr), a1, a2, mask)
-    k = put2(buf, k, on, T.ARC_HPL_HP_MW, (hpl, hp, mw), a1, a2, mask)
-    k = put2(buf, k, on, T.ARC_HP_HPR_MW, (hp, hpr, mw), a1, a2, mask)
+    k = emit_pair(buf, k, on, T.ARC_HW_MPL_MP, (hw, mpl, mp), a1, a2, mask)
+    k = emit_pair(buf, k, on, T.ARC_HW_MP_MPR, (hw, mp, mpr), a1, a2, mask)
+    k = emit_pair(buf, k, on, T.ARC_HPL_HP_MW, (hpl, hp, mw), a1, a2, mask)
+    k = emit_pair(buf, k, on, T.ARC_HP_HPR_MW, (hp, hpr, mw), a1, a2, mask)
     # sentence boundaries: the first and the last word (final punctuation, fronted phrases)
     N = form.shape[0]
     hb = 0 if h == 0 else (1 if h == 1 else 0) + (2 if h == N - 1 else 0)
     mb = (1 if m == 1 else 0) + (2 if m == N - 1 else 0)
-    k = put2(buf, k, on, T.ARC_HP_MP_HB_MB, (hp, mp, hb, mb), a1, a2, mask)
-    k = put(buf, k, on, T.ARC_HP_MW_HB_MB, (hp, mw, hb, mb), a1, mask)
+    k = emit_pair(buf, k, on, T.ARC_HP_MP_HB_MB, (hp, mp, hb, mb), a1, a2, mask)
+    k = emit(buf, k, on, T.ARC_HP_MW_HB_MB, (hp, mw, hb, mb), a1, mask)
     # UPOS in between (each distinct tag once), and how often each tag occurs (capped at 3)
     if dist > 1:
         tags = np.empty(64, dtype=np.int64)
         cnts = np.empty(64, dtype=np.int64)
         for j in range(tags_between(upos, h, m, tags, cnts, True)):
             bp = tags[j]
-            k = put2(buf, k, on, T.ARC_HP_BETWEEN_MP, (hp, bp, mp), a1, a2, mask)
-            k = put(buf, k, on, T.ARC_HP_BETWEEN_MP_COUNT, (hp, bp, mp, min(cnts[j], 3)), a1, mask)
+            k = emit_pair(buf, k, on, T.ARC_HP_BETWEEN_MP, (hp, bp, mp), a1, a2, mask)
+            k = emit(buf, k, on, T.ARC_HP_BETWEEN_MP_COUNT, (hp, bp, mp, min(cnts[j], 3)), a1, mask)
     # morphology
     for j in range(feat_ptr[m], min(feat_ptr[m + 1], feat_ptr[m] + MAX_MORPH)):
-        k = put(buf, k, on, T.ARC_HP_MP_MFEAT, (hp, mp, feat_ids[j]), a1, mask)
+        k = emit(buf, k, on, T.ARC_HP_MP_MFEAT, (hp, mp, feat_ids[j]), a1, mask)
     for j in range(feat_ptr[h], min(feat_ptr[h + 1], feat_ptr[h] + MAX_MORPH)):
-        k = put(buf, k, on, T.ARC_HP_HFEAT_MP, (hp, feat_ids[j], mp), a1, mask)
+        k = emit(buf, k, on, T.ARC_HP_HFEAT_MP, (hp, feat_ids[j], mp), a1, mask)
     return k
 
 
@@ -232,37 +242,37 @@ def sib_features(h, s, m, d, form, lemma, upos, xpos, cluster, mask, on, buf):
     mp = END if m < 0 else upos[m]
     mw = END if m < 0 else form[m]
     k = 0
-    k = put(buf, k, on, T.SIB_HP_SP_MP, (hp, sp, mp), a, mask)
-    k = put(buf, k, on, T.SIB_SP_MP, (sp, mp), a, mask)
-    k = put(buf, k, on, T.SIB_SW_MW, (sw, mw), a, mask)
-    k = put(buf, k, on, T.SIB_SW_MP, (sw, mp), a, mask)
-    k = put(buf, k, on, T.SIB_SP_MW, (sp, mw), a, mask)
-    k = put(buf, k, on, T.SIB_HW_SP_MP, (hw, sp, mp), a, mask)
-    k = put(buf, k, on, T.SIB_HP_SW_MP, (hp, sw, mp), a, mask)
-    k = put(buf, k, on, T.SIB_HP_SP_MW, (hp, sp, mw), a, mask)
+    k = emit(buf, k, on, T.SIB_HP_SP_MP, (hp, sp, mp), a, mask)
+    k = emit(buf, k, on, T.SIB_SP_MP, (sp, mp), a, mask)
+    k = emit(buf, k, on, T.SIB_SW_MW, (sw, mw), a, mask)
+    k = emit(buf, k, on, T.SIB_SW_MP, (sw, mp), a, mask)
+    k = emit(buf, k, on, T.SIB_SP_MW, (sp, mw), a, mask)
+    k = emit(buf, k, on, T.SIB_HW_SP_MP, (hw, sp, mp), a, mask)
+    k = emit(buf, k, on, T.SIB_HP_SW_MP, (hp, sw, mp), a, mask)
+    k = emit(buf, k, on, T.SIB_HP_SP_MW, (hp, sp, mw), a, mask)
     if s >= 0 and m >= 0:
-        k = put(buf, k, on, T.SIB_HP_SP_MP_DIST_SM, (hp, sp, mp, dist_bucket(abs(m - s))), a, mask)
+        k = emit(buf, k, on, T.SIB_HP_SP_MP_DIST_SM, (hp, sp, mp, dist_bucket(abs(m - s))), a, mask)
     sx = START if s < 0 else xpos[s]
     mx = END if m < 0 else xpos[m]
-    k = put(buf, k, on, T.SIB_HX_SX_MX, (xpos[h], sx, mx), a, mask)
-    k = put(buf, k, on, T.SIB_HP_SW_MW, (hp, sw, mw), a, mask)
+    k = emit(buf, k, on, T.SIB_HX_SX_MX, (xpos[h], sx, mx), a, mask)
+    k = emit(buf, k, on, T.SIB_HP_SW_MW, (hp, sw, mw), a, mask)
     if m < 0:
         # how far the last modifier (or the head) is from the sentence edge on that side
         last = h if s < 0 else s
         rest = last - 1 if d == 0 else form.shape[0] - 1 - last
-        k = put(buf, k, on, T.SIB_HP_SP_EDGE_DIST, (hp, sp, dist_bucket(rest), 0), a, mask)
-    k = put(buf, k, on, T.SIB_HL_SP_MP, (lemma[h], sp, mp), a, mask)
+        k = emit(buf, k, on, T.SIB_HP_SP_EDGE_DIST, (hp, sp, dist_bucket(rest), 0), a, mask)
+    k = emit(buf, k, on, T.SIB_HL_SP_MP, (lemma[h], sp, mp), a, mask)
     if cluster[0] != 0:
         sc = START if s < 0 else cluster[s] & CFINE
         mc = END if m < 0 else cluster[m] & CFINE
         scc = START if s < 0 else cluster[s] >> CSHIFT
         mcc = END if m < 0 else cluster[m] >> CSHIFT
-        k = put(buf, k, on, T.SIB_HP_SC_MC, (hp, sc, mc), a, mask)
-        k = put(buf, k, on, T.SIB_SC_MC, (sc, mc), a, mask)
-        k = put(buf, k, on, T.SIB_HP_SCC_MCC, (hp, scc, mcc), a, mask)
-        k = put(buf, k, on, T.SIB_HC_SP_MP, (cluster[h] & CFINE, sp, mp), a, mask)
-        k = put(buf, k, on, T.SIB_HP_SP_MC, (hp, sp, mc), a, mask)
-        k = put(buf, k, on, T.SIB_HP_SC_MP, (hp, sc, mp), a, mask)
+        k = emit(buf, k, on, T.SIB_HP_SC_MC, (hp, sc, mc), a, mask)
+        k = emit(buf, k, on, T.SIB_SC_MC, (sc, mc), a, mask)
+        k = emit(buf, k, on, T.SIB_HP_SCC_MCC, (hp, scc, mcc), a, mask)
+        k = emit(buf, k, on, T.SIB_HC_SP_MP, (cluster[h] & CFINE, sp, mp), a, mask)
+        k = emit(buf, k, on, T.SIB_HP_SP_MC, (hp, sp, mc), a, mask)
+        k = emit(buf, k, on, T.SIB_HP_SC_MP, (hp, sc, mp), a, mask)
     if m >= 0:
         # the UPOS between the previous sibling (or the head) and m, each distinct tag once:
         # punctuation and conjunctions there are the evidence of coordination and clause
@@ -273,10 +283,10 @@ def sib_features(h, s, m, d, form, lemma, upos, xpos, cluster, mask, on, buf):
             cnts = np.empty(64, dtype=np.int64)
             for j in range(tags_between(upos, prev, m, tags, cnts, False)):
                 bp = tags[j]
-                k = put(buf, k, on, T.SIB_HP_SP_MP_BETWEEN, (hp, sp, mp, bp), a, mask)
-                k = put(buf, k, on, T.SIB_SP_MP_BETWEEN, (sp, mp, bp), a, mask)
+                k = emit(buf, k, on, T.SIB_HP_SP_MP_BETWEEN, (hp, sp, mp, bp), a, mask)
+                k = emit(buf, k, on, T.SIB_SP_MP_BETWEEN, (sp, mp, bp), a, mask)
         if s >= 0:
-            k = put(buf, k, on, T.SIB_SP_MP_DIST_SM, (sp, mp, dist_bucket(abs(m - s))), a, mask)
+            k = emit(buf, k, on, T.SIB_SP_MP_DIST_SM, (sp, mp, dist_bucket(abs(m - s))), a, mask)
     return k
 
 
@@ -291,43 +301,43 @@ def grand_features(g, h, m, form, upos, xpos, cluster, feat_ptr, feat_ids, mask,
     mp = upos[m]
     mw = form[m]
     k = 0
-    k = put(buf, k, on, T.GRAND_GP_HP_MP, (gp, hp, mp), a, mask)
-    k = put(buf, k, on, T.GRAND_GP_MP, (gp, mp), a, mask)
-    k = put(buf, k, on, T.GRAND_GW_MP, (gw, mp), a, mask)
-    k = put(buf, k, on, T.GRAND_GP_MW, (gp, mw), a, mask)
-    k = put(buf, k, on, T.GRAND_GW_HP_MP, (gw, hp, mp), a, mask)
-    k = put(buf, k, on, T.GRAND_GP_HW_MP, (gp, hw, mp), a, mask)
-    k = put(buf, k, on, T.GRAND_GP_HP_MW, (gp, hp, mw), a, mask)
-    k = put(buf, k, on, T.GRAND_GW_MW, (gw, mw), a, mask)
-    k = put(buf, k, on, T.GRAND_GX_HX_MX, (xpos[g], xpos[h], xpos[m]), a, mask)
-    k = put(buf, k, on, T.GRAND_GP_HP_MP_DIST_HM, (gp, hp, mp, dist_bucket(abs(h - m))), a, mask)
-    k = put(buf, k, on, T.GRAND_GP_HP_MP_DIST_GH, (gp, hp, mp, dist_bucket(abs(g - h))), a, mask)
-    k = put(buf, k, on, T.GRAND_GW_HW_MP, (gw, hw, mp), a, mask)
-    k = put(buf, k, on, T.GRAND_GP_HW_MW, (gp, hw, mw), a, mask)
-    k = put(buf, k, on, T.GRAND_GW_HP_MW, (gw, hp, mw), a, mask)
+    k = emit(buf, k, on, T.GRAND_GP_HP_MP, (gp, hp, mp), a, mask)
+    k = emit(buf, k, on, T.GRAND_GP_MP, (gp, mp), a, mask)
+    k = emit(buf, k, on, T.GRAND_GW_MP, (gw, mp), a, mask)
+    k = emit(buf, k, on, T.GRAND_GP_MW, (gp, mw), a, mask)
+    k = emit(buf, k, on, T.GRAND_GW_HP_MP, (gw, hp, mp), a, mask)
+    k = emit(buf, k, on, T.GRAND_GP_HW_MP, (gp, hw, mp), a, mask)
+    k = emit(buf, k, on, T.GRAND_GP_HP_MW, (gp, hp, mw), a, mask)
+    k = emit(buf, k, on, T.GRAND_GW_MW, (gw, mw), a, mask)
+    k = emit(buf, k, on, T.GRAND_GX_HX_MX, (xpos[g], xpos[h], xpos[m]), a, mask)
+    k = emit(buf, k, on, T.GRAND_GP_HP_MP_DIST_HM, (gp, hp, mp, dist_bucket(abs(h - m))), a, mask)
+    k = emit(buf, k, on, T.GRAND_GP_HP_MP_DIST_GH, (gp, hp, mp, dist_bucket(abs(g - h))), a, mask)
+    k = emit(buf, k, on, T.GRAND_GW_HW_MP, (gw, hw, mp), a, mask)
+    k = emit(buf, k, on, T.GRAND_GP_HW_MW, (gp, hw, mw), a, mask)
+    k = emit(buf, k, on, T.GRAND_GW_HP_MW, (gw, hp, mw), a, mask)
     # does m lie between g and h, or beyond g (the configuration non-projectivity needs)?
-    k = put(buf, k, on, T.GRAND_GP_HP_MP_SAME_SIDE_OF_G, (gp, hp, mp, np.int64((m > g) == (h > g))),
-            a, mask)
+    k = emit(buf, k, on, T.GRAND_GP_HP_MP_SAME_SIDE_OF_G,
+             (gp, hp, mp, np.int64((m > g) == (h > g))), a, mask)
     mpl = ctx(upos, m - 1)
     mpr = ctx(upos, m + 1)
     hpl = ctx(upos, h - 1)
     hpr = ctx(upos, h + 1)
-    k = put(buf, k, on, T.GRAND_GP_HP_MP_MPL_MPR, (gp, hp, mp, mpl, mpr), a, mask)
-    k = put(buf, k, on, T.GRAND_GP_HPL_HP_HPR_MP, (gp, hpl, hp, hpr, mp), a, mask)
-    k = put(buf, k, on, T.GRAND_GW_HW_MW, (gw, hw, mw), a, mask)
+    k = emit(buf, k, on, T.GRAND_GP_HP_MP_MPL_MPR, (gp, hp, mp, mpl, mpr), a, mask)
+    k = emit(buf, k, on, T.GRAND_GP_HPL_HP_HPR_MP, (gp, hpl, hp, hpr, mp), a, mask)
+    k = emit(buf, k, on, T.GRAND_GW_HW_MW, (gw, hw, mw), a, mask)
     if cluster[0] != 0:
         gc = cluster[g] & CFINE
         hc = cluster[h] & CFINE
         mc = cluster[m] & CFINE
-        k = put(buf, k, on, T.GRAND_GC_HP_MC, (gc, hp, mc), a, mask)
-        k = put(buf, k, on, T.GRAND_GP_HC_MC, (gp, hc, mc), a, mask)
-        k = put(buf, k, on, T.GRAND_GC_HC_MP, (gc, hc, mp), a, mask)
-        k = put(buf, k, on, T.GRAND_GCC_HCC_MCC,
+        k = emit(buf, k, on, T.GRAND_GC_HP_MC, (gc, hp, mc), a, mask)
+        k = emit(buf, k, on, T.GRAND_GP_HC_MC, (gp, hc, mc), a, mask)
+        k = emit(buf, k, on, T.GRAND_GC_HC_MP, (gc, hc, mp), a, mask)
+        k = emit(buf, k, on, T.GRAND_GCC_HCC_MCC,
                 (cluster[g] >> CSHIFT, cluster[h] >> CSHIFT, cluster[m] >> CSHIFT), a, mask)
-        k = put(buf, k, on, T.GRAND_GC_MC, (gc, mc), a, mask)
+        k = emit(buf, k, on, T.GRAND_GC_MC, (gc, mc), a, mask)
     # morphology of m (VerbForm, PronType, Case ...) with the UPOS of g and h
     for j in range(feat_ptr[m], min(feat_ptr[m + 1], feat_ptr[m] + 6)):
-        k = put(buf, k, on, T.GRAND_GP_HP_MP_MFEAT, (gp, hp, mp, feat_ids[j]), a, mask)
+        k = emit(buf, k, on, T.GRAND_GP_HP_MP_MFEAT, (gp, hp, mp, feat_ids[j]), a, mask)
     return k
 
 
@@ -340,16 +350,16 @@ def gsib_features(g, h, s, m, d, form, upos, mask, on, buf):
     sp = START if s < 0 else upos[s]
     mp = END if m < 0 else upos[m]
     k = 0
-    k = put(buf, k, on, T.GSIB_GP_HP_SP_MP, (gp, hp, sp, mp), a, mask)
-    k = put(buf, k, on, T.GSIB_GP_SP_MP, (gp, sp, mp), a, mask)
-    k = put(buf, k, on, T.GSIB_GW_HP_SP_MP, (form[g], hp, sp, mp), a, mask)
+    k = emit(buf, k, on, T.GSIB_GP_HP_SP_MP, (gp, hp, sp, mp), a, mask)
+    k = emit(buf, k, on, T.GSIB_GP_SP_MP, (gp, sp, mp), a, mask)
+    k = emit(buf, k, on, T.GSIB_GW_HP_SP_MP, (form[g], hp, sp, mp), a, mask)
     sw = START if s < 0 else form[s]
     mw = END if m < 0 else form[m]
-    k = put(buf, k, on, T.GSIB_GP_SP_MW, (gp, sp, mw), a, mask)
-    k = put(buf, k, on, T.GSIB_GP_SW_MP, (gp, sw, mp), a, mask)
-    k = put(buf, k, on, T.GSIB_GP_HP_SW_MW, (gp, hp, sw, mw), a, mask)
+    k = emit(buf, k, on, T.GSIB_GP_SP_MW, (gp, sp, mw), a, mask)
+    k = emit(buf, k, on, T.GSIB_GP_SW_MP, (gp, sw, mp), a, mask)
+    k = emit(buf, k, on, T.GSIB_GP_HP_SW_MW, (gp, hp, sw, mw), a, mask)
     if s >= 0 and m >= 0:
-        k = put(buf, k, on, T.GSIB_GP_HP_SP_MP_DIST_SM, (gp, hp, sp, mp, dist_bucket(abs(m - s))),
+        k = emit(buf, k, on, T.GSIB_GP_HP_SP_MP_DIST_SM, (gp, hp, sp, mp, dist_bucket(abs(m - s))),
                 a, mask)
     return k
 

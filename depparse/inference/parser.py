@@ -30,9 +30,9 @@ from ..features.dense import DenseArcs, model_dense_term
 from ..features.label_dense import LabelDense
 from ..features.parts import build_parts, template_switches
 from ..model import Model
+from .candidates import candidate_arcs
 from .labeling import Labeler
 from .parallel import parse_parallel
-from .candidates import candidate_arcs
 from .tagging import Tagger
 from .tokenizer import Tokenizer
 
