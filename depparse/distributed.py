@@ -302,11 +302,11 @@ def train_distributed(train_sents, dev_sents=None, config=None, decoding=None, t
     if training is not None and training.template_budget:
         raise ConfigError("template_budget", "is not supported by iterative parameter mixing "
                           "(--scheduler): choose templates in one process")
-    from .learn.perceptron import end_epoch, finish, prepare  # the trainer: only when training
+    from .learn.perceptron import finish_model, record_epoch, setup_training  # (trainer)
 
     t_start = time.perf_counter()
-    st = prepare(train_sents, dev_sents, config, decoding, training, checkpoint, resume)
-    trainer, data = st.trainer, st.data
+    setup = setup_training(train_sents, dev_sents, config, decoding, training, checkpoint, resume)
+    trainer, data = setup.trainer, setup.data
     epochs, seed = trainer.training.epochs, trainer.training.seed
     settings = (trainer.config, trainer.decoding, trainer.training)
 
@@ -347,13 +347,13 @@ def train_distributed(train_sents, dev_sents=None, config=None, decoding=None, t
                     results = client.gather(futs)
                     del futs, wf
                 mistakes, correct = mix(trainer, results)
-                end_epoch(st, mistakes, correct, time.perf_counter() - t0, checkpoint,
+                record_epoch(setup, mistakes, correct, time.perf_counter() - t0, checkpoint,
                           label=f" (IPM, {S} shards)", ipm_shards=S)
         finally:
             if client is not None:
                 for f in shard_f:
                     f.cancel()
-    return finish(st, train_sents, t_start, ipm_shards=S)
+    return finish_model(setup, train_sents, t_start, ipm_shards=S)
 
 
 @contextmanager

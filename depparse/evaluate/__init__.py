@@ -232,8 +232,8 @@ def evaluate(gold_sentences: Iterable[Sentence], system_sentences: Iterable[Sent
     """
     gold = list(gold_sentences)
     system = list(system_sentences)
-    gt, st = Tokenized(gold), Tokenized(system)
-    diff = first_difference(gt, st)
+    gtok, stok = Tokenized(gold), Tokenized(system)
+    diff = first_difference(gtok, stok)
     if diff is not None:
         if len(gold) == len(system) and all(a.n == b.n for a, b in zip(gold, system, strict=True)):
             check_tokenization(gold, system)
@@ -250,14 +250,14 @@ def evaluate(gold_sentences: Iterable[Sentence], system_sentences: Iterable[Sent
                 f"gold file {g.source} has no HEAD for word {m} ({_where(g, m)}); "
                 "gold trees are required for evaluation"
             )
-    same = _same_tokenization(gt, st)
+    same = _same_tokenization(gtok, stok)
     if same:
-        ga = sa = np.arange(gt.n_words, dtype=np.int64)
+        ga = sa = np.arange(gtok.n_words, dtype=np.int64)
     else:
-        pairs = np.array(align_words(gt, st), dtype=np.int64).reshape(-1, 2)
+        pairs = np.array(align_words(gtok, stok), dtype=np.int64).reshape(-1, 2)
         ga, sa = pairs[:, 0], pairs[:, 1]
-    gc, sc = _Columns(gold, gt.offsets), _Columns(system, st.offsets)
-    sys2gold = np.full(st.n_words, -1, dtype=np.int64)
+    gc, sc = _Columns(gold, gtok.offsets), _Columns(system, stok.offsets)
+    sys2gold = np.full(stok.n_words, -1, dtype=np.int64)
     sys2gold[sa] = ga
     sp = sc.parent[sa]
     mapped = np.where(sp >= 0, sys2gold[np.maximum(sp, 0)], sp)
@@ -267,16 +267,16 @@ def evaluate(gold_sentences: Iterable[Sentence], system_sentences: Iterable[Sent
     xpos_ok = gc.xpos[ga] == sc.xpos[sa]
     feats_ok = gc.ufeats[ga] == sc.ufeats[sa]
     lemma_ok = (gc.lemma[ga] == "_") | (gc.lemma[ga] == sc.lemma[sa])
-    g_words, s_words, n_al = gt.n_words, st.n_words, int(ga.size)
+    g_words, s_words, n_al = gtok.n_words, stok.n_words, int(ga.size)
 
     def word_metric(ok: np.ndarray) -> Metric:
         return Metric(g_words, s_words, int(np.count_nonzero(ok)), n_al)
 
-    tokens = spans_correct(gt.tok_start, gt.tok_end, st.tok_start, st.tok_end)
-    sents = spans_correct(gt.sent_start, gt.sent_end, st.sent_start, st.sent_end)
+    tokens = spans_correct(gtok.tok_start, gtok.tok_end, stok.tok_start, stok.tok_end)
+    sents = spans_correct(gtok.sent_start, gtok.sent_end, stok.sent_start, stok.sent_end)
     metrics = {
-        "Tokens": Metric(len(gt.tok_start), len(st.tok_start), tokens, tokens),
-        "Sentences": Metric(len(gt.sent_start), len(st.sent_start), sents, sents),
+        "Tokens": Metric(len(gtok.tok_start), len(stok.tok_start), tokens, tokens),
+        "Sentences": Metric(len(gtok.sent_start), len(stok.sent_start), sents, sents),
         "Words": Metric(g_words, s_words, n_al, n_al),
         "UPOS": word_metric(upos_ok),
         "XPOS": word_metric(xpos_ok),

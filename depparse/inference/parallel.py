@@ -68,10 +68,10 @@ def _init(parser, kw, sentences):
 
 def _work(task):
     start, stop, chunk = task
-    st = _STATE
+    state = _STATE
     if chunk is None:
-        chunk = st["sentences"][start:stop]
-    parser, kw = st["parser"], st["kw"]
+        chunk = state["sentences"][start:stop]
+    parser, kw = state["parser"], state["kw"]
     # the chunk's encoder vectors in one batch (Parser.parse_many)
     out = [(parsed.heads, parsed.rels, r) for parsed, r in parser.parse_many(chunk, **kw)]
     return start, out

@@ -84,8 +84,8 @@ class Parser:
         self.order = model.config.order
         self.templates_on = template_switches(model.config.templates_off)
         self.w = np.ascontiguousarray(model.weights, dtype=np.float64)
-        self.pw = (None if model.pruner is None
-                   else np.ascontiguousarray(model.pruner, dtype=np.float64))
+        self.pruner_weights = (None if model.pruner is None
+                               else np.ascontiguousarray(model.pruner, dtype=np.float64))
         if model.vocab is not None and model.vocab.context is not None:
             model.vocab.context.encoder  # noqa: B018 - load it now: a missing encoder fails here
         tok = model.components.get("tokenizer")
@@ -133,8 +133,8 @@ class Parser:
         """Arcs the decoder may use: all for ``mst`` models, else the pruner's kept arcs."""
         d = self.decoding
         single = d.single_root if single_root is None else single_root
-        pw = self.pw if self.order > 0 else None
-        return candidate_arcs(enc, pw, self.config.pruner_bits, d.prune_threshold,
+        pruner_weights = self.pruner_weights if self.order > 0 else None
+        return candidate_arcs(enc, pruner_weights, self.config.pruner_bits, d.prune_threshold,
                               d.prune_max_heads, single, self.pruner_dense)
 
     def part_table(self, enc, keep=None, weights=None, dense=None):

@@ -83,7 +83,7 @@ class Trainer:
         self.c = 0.0  # examples seen so far
         self.epoch = 0
         self.history: list[dict] = []
-        self.dense = None  # DenseLearner of models with dense_layer (set by prepare)
+        self.dense = None  # DenseLearner of models with dense_layer (set by setup_training)
         self.pruner_dense = None  # the pruner's DenseArcs (train --pruner-dense)
         self.groups = None  # TemplateGroups while choosing templates (train --template-budget)
         self.templates_on = self.update_on = template_switches(config.templates_off)
@@ -321,11 +321,11 @@ def train(train_sents, dev_sents=None, config: ModelConfig | None = None,
     from tqdm import tqdm
 
     t_start = time.perf_counter()
-    st = prepare(train_sents, dev_sents, config, decoding, training, checkpoint, resume)
-    trainer, data = st.trainer, st.data
+    setup = setup_training(train_sents, dev_sents, config, decoding, training, checkpoint, resume)
+    trainer, data = setup.trainer, setup.data
     epochs = trainer.training.epochs
     if trainer.training.template_budget and trainer.epoch == 0:
-        choose_templates(st)
+        choose_templates(setup)
     # a progress bar only on a terminal: in a log file its carriage returns are noise
     bars = progress and sys.stderr.isatty()
     while trainer.epoch < epochs:
@@ -334,17 +334,17 @@ def train(train_sents, dev_sents=None, config: ModelConfig | None = None,
                    disable=not bars, leave=False, mininterval=1.0)
         mistakes, correct = trainer.run_epoch(data, progress=lambda j, n, bar=bar: bar.update(1))
         bar.close()
-        end_epoch(st, mistakes, correct, time.perf_counter() - t0, checkpoint)
-    return finish(st, train_sents, t_start)
+        record_epoch(setup, mistakes, correct, time.perf_counter() - t0, checkpoint)
+    return finish_model(setup, train_sents, t_start)
 
 
-def choose_templates(st: Setup) -> list[dict]:
+def choose_templates(setup: Setup) -> list[dict]:
     """Structured sparsity (``train --template-budget B``; :mod:`.sparsity`): train a copy of
     the fresh trainer with group-lasso steps for ``template_epochs`` epochs, keep the templates
     whose weights are non-zero at the end (at most B), and make the trainer (and the dev
     parser) leave the others out.  Returns the per-template report, also recorded in the
     history."""
-    main = st.trainer
+    main = setup.trainer
     tr = main.training
     t0 = time.perf_counter()
     sel = Trainer(main.config, main.vocab, main.pruner, main.decoding, tr)
@@ -353,13 +353,13 @@ def choose_templates(st: Setup) -> list[dict]:
     epochs = []
     for e in range(tr.template_epochs):
         t1 = time.perf_counter()
-        mistakes, _ = sel.run_epoch(st.data)
+        mistakes, _ = sel.run_epoch(setup.data)
         live = sel.groups.prox(sel.w, sel.acc, sel.c)
         rec = {"epoch": e + 1, "templates": live, "mistakes": mistakes,
                "seconds": time.perf_counter() - t1}
         msg = ""
-        if st.dev is not None:
-            rec["dev_uas"] = evaluate_heads(st.parser, st.dev, sel.averaged(),
+        if setup.dev is not None:
+            rec["dev_uas"] = evaluate_heads(setup.parser, setup.dev, sel.averaged(),
                                             tr.dev_max_iter, sel.dense_scorer())["uas"]
             msg = f", dev UAS {rec['dev_uas']:.2f} (penalised weights)"
         epochs.append(rec)
@@ -368,7 +368,7 @@ def choose_templates(st: Setup) -> list[dict]:
     report = sel.groups.report(sel.w)
     off = [r["template"] for r in report if not r["kept"]]
     main.leave_out(off)
-    st.parser = Parser(main.model(averaged=False))
+    setup.parser = Parser(main.model(averaged=False))
     main.history.append({"template_selection": {
         "budget": tr.template_budget, "kept": len(report) - len(off), "left_out": off,
         "epochs": epochs, "seconds": time.perf_counter() - t0, "templates": report}})
@@ -405,8 +405,8 @@ def _context_classes(vocab, sentences, config, seed):
     return vectors
 
 
-def prepare(train_sents, dev_sents, config=None, decoding=None, training=None, checkpoint=None,
-            resume=False) -> Setup:
+def setup_training(train_sents, dev_sents, config=None, decoding=None, training=None,
+                   checkpoint=None, resume=False) -> Setup:
     """Check the data, build (or resume) the trainer, train the pruner, prune every sentence.
 
     Shared by :func:`train` and the Dask trainer (:mod:`depparse.distributed`).
@@ -486,25 +486,25 @@ def prepare(train_sents, dev_sents, config=None, decoding=None, training=None, c
                  sum(e.n for e in encoded), tagger)
 
 
-def end_epoch(st: Setup, mistakes, correct, seconds, checkpoint, label="", **extra):
+def record_epoch(setup: Setup, mistakes, correct, seconds, checkpoint, label="", **extra):
     """Record an epoch (dev UAS and certificates when there is dev data), log, checkpoint."""
-    trainer = st.trainer
+    trainer = setup.trainer
     epochs = trainer.training.epochs
-    n = len(st.data)
+    n = len(setup.data)
     rec = {"epoch": trainer.epoch, "mistakes": mistakes,
-           "train_uas": 100.0 * correct / max(1, st.nwords), "train_seconds": seconds,
-           "sent_per_sec": n / seconds, "words_per_sec": st.nwords / seconds, **extra}
+           "train_uas": 100.0 * correct / max(1, setup.nwords), "train_seconds": seconds,
+           "sent_per_sec": n / seconds, "words_per_sec": setup.nwords / seconds, **extra}
     K = trainer.training.dev_max_iter
-    if st.dev is not None:
+    if setup.dev is not None:
         rec.update({"dev_" + k: v for k, v in
-                    evaluate_heads(st.parser, st.dev, trainer.averaged(), K,
+                    evaluate_heads(setup.parser, setup.dev, trainer.averaged(), K,
                                    trainer.dense_scorer()).items()})
         rec["dev_max_iter"] = K
     trainer.history.append(rec)
     msg = (f"epoch {trainer.epoch}/{epochs}{label}: {seconds:.0f} s; training sentences "
            f"parsed wrong {100.0 * mistakes / max(1, n):.1f}% ({mistakes:,} of {n:,}), "
            f"training UAS {rec['train_uas']:.2f}")
-    if st.dev is not None:
+    if setup.dev is not None:
         msg += (f"; dev UAS {rec['dev_uas']:.2f}, certified {rec['dev_cert']:.1f}% "
                 f"(at most {K:,} iterations; parsing allows {trainer.decoding.max_iter:,})")
     log.info(msg)
@@ -512,54 +512,54 @@ def end_epoch(st: Setup, mistakes, correct, seconds, checkpoint, label="", **ext
         trainer.save_checkpoint(checkpoint)
 
 
-def finish(st: Setup, train_sents, t_start, **extra) -> Model:
+def finish_model(setup: Setup, train_sents, t_start, **extra) -> Model:
     """Train the labeler and return the model with averaged weights and training info."""
     labeler = constraints = label_dense = None
     t_lab = 0.0
-    tr = st.trainer.training
+    tr = setup.trainer.training
     lab_epochs = tr.epochs if tr.labeler_epochs is None else tr.labeler_epochs
     if lab_epochs > 0:
         t0 = time.perf_counter()
         if tr.labeler_dense:
             labeler, label_dense = train_labeler_dense(
-                st.encoded, st.heads, [s.rels for s in train_sents], st.trainer.vocab,
-                st.trainer.dense_scorer(), bits=st.trainer.config.labeler_bits,
+                setup.encoded, setup.heads, [s.rels for s in train_sents], setup.trainer.vocab,
+                setup.trainer.dense_scorer(), bits=setup.trainer.config.labeler_bits,
                 epochs=lab_epochs, seed=tr.seed, factor=tr.labeler_dense)
         else:
-            labeler = train_labeler(st.encoded, st.heads, [s.rels for s in train_sents],
-                                    st.trainer.vocab, bits=st.trainer.config.labeler_bits,
+            labeler = train_labeler(setup.encoded, setup.heads, [s.rels for s in train_sents],
+                                    setup.trainer.vocab, bits=setup.trainer.config.labeler_bits,
                                     epochs=lab_epochs, seed=tr.seed)
         t_lab = time.perf_counter() - t0
         log.info("labeler trained in %.1f s", t_lab)
         if tr.label_constraints:
             t0 = time.perf_counter()
             constraints = learn_label_constraints(
-                st.encoded, st.heads, [s.rels for s in train_sents], st.trainer.vocab,
-                bits=st.trainer.config.labeler_bits, epochs=lab_epochs, seed=tr.seed)
+                setup.encoded, setup.heads, [s.rels for s in train_sents], setup.trainer.vocab,
+                bits=setup.trainer.config.labeler_bits, epochs=lab_epochs, seed=tr.seed)
             log.info("label constraints learned in %.1f s", time.perf_counter() - t0)
-    info = {"history": st.trainer.history, "train_sentences": len(st.data),
-            "train_words": st.nwords, "pruner_seconds": st.t_prune, "labeler_seconds": t_lab,
+    info = {"history": setup.trainer.history, "train_sentences": len(setup.data),
+            "train_words": setup.nwords, "pruner_seconds": setup.t_prune, "labeler_seconds": t_lab,
             "training": tr.to_dict(), "seed": tr.seed, "epochs": tr.epochs, **extra}
-    model = st.trainer.model(averaged=True, info=info)
+    model = setup.trainer.model(averaged=True, info=info)
     model.labeler = labeler
     if constraints is not None:
         model.components["label_constraints"] = constraints
     if label_dense is not None:
         model.components["label_dense"] = Component(*label_dense.to_component())
-    if st.tagger is not None:
-        model.components["tagger"] = st.tagger
+    if setup.tagger is not None:
+        model.components["tagger"] = setup.tagger
     if tr.tokenizer:
         t0 = time.perf_counter()
         try:
             if not any(s.text for s in train_sents):
                 raise TrainingDataError("the training data has no '# text' lines")
-            model.components["tokenizer"] = train_tokenizer(train_sents, st.dev_sents)
+            model.components["tokenizer"] = train_tokenizer(train_sents, setup.dev_sents)
             info["tokenizer_seconds"] = time.perf_counter() - t0
             log.info("plain-text tokenizer trained in %.1f s", info["tokenizer_seconds"])
         except TrainingDataError as e:
             log.warning("no plain-text tokenizer (the model will read CoNLL-U only): %s", e)
-    if st.dev is not None:
-        info["final_dev"] = _final_dev(model, st.dev, st.dev_sents)
+    if setup.dev is not None:
+        info["final_dev"] = _final_dev(model, setup.dev, setup.dev_sents)
     info["total_seconds"] = time.perf_counter() - t_start
     return model
 

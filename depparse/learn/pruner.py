@@ -161,12 +161,12 @@ def jackknife_keep_masks(config, decoding, encoded, heads, folds, pruner_epochs,
     for f in range(folds):
         tr = [i for i in range(len(encoded)) if fold_of[i] != f]
         pd = None if pruner_dense is None else fresh_pruner_dense(pruner_dense)
-        pw = train_pruner([encoded[i] for i in tr], [heads[i] for i in tr],
+        weights = train_pruner([encoded[i] for i in tr], [heads[i] for i in tr],
                           bits=config.pruner_bits, epochs=pruner_epochs, seed=seed + 1 + f,
                           label=f"jackknife pruner {f + 1}/{folds}", dense=pd,
                           lr_dense=lr_dense)
         for i in np.flatnonzero(fold_of == f):
-            k = candidate_arcs(encoded[i], pw, config.pruner_bits, decoding.prune_threshold,
+            k = candidate_arcs(encoded[i], weights, config.pruner_bits, decoding.prune_threshold,
                                decoding.prune_max_heads, decoding.single_root, pd)
             k[heads[i][1:], np.arange(1, encoded[i].n + 1)] = True
             keep[i] = k
