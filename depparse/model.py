@@ -8,7 +8,7 @@ it can never execute code) holding:
               mean, :class:`~depparse.config.ModelConfig`; ``decoding``: the decoding
               defaults, :class:`~depparse.config.DecodeConfig`; files of version 2 and
               older hold both in ``config``)
-``weights``   float16, float32 or 8-bit codes (below) — averaged perceptron weights of the
+``weights``   float16, float32 or 8-bit codes (below) — averaged weights of the
               parser (hashed, ``2**bits``)
 ``pruner``    weights of the arc-factored pruner (``2**pruner_bits``), if any
 ``labeler``   weights of the dependency labeler (``2**labeler_bits``), if any
@@ -179,7 +179,7 @@ def _store(name, a, dt):
     (87.95 either way) at half the size.
     """
     a = np.asarray(a, dtype=np.float64)
-    if dt == np.float16:
+    if np.dtype(dt) == np.float16:  # (dt is a dtype name) beyond 65504 float16 is +-inf
         a = np.clip(a, -65000.0, 65000.0)
     a = a.astype(dt)
     nz = a != 0

@@ -190,6 +190,19 @@ def test_sparse_weight_storage_round_trip(tmp_path):
         Model.load(bad)
 
 
+def test_float16_storage_clips_instead_of_overflowing(tmp_path):
+    """A weight beyond float16's range (65504) is stored as +-65000, never as +-inf."""
+    w = np.zeros(1 << 10)
+    w[[3, 7, 11]] = [1e6, -1e6, 2.5]
+    m = Model(ModelConfig(bits=10, pruner_bits=10, storage="float16"), Vocabularies(), w,
+              pruner=None, labeler=None)
+    m.save(tmp_path / "m.npz")
+    back = Model.load(tmp_path / "m.npz").weights
+    assert np.isfinite(back).all()
+    top = float(np.float16(65000.0))  # the clip value, rounded to float16
+    assert back[3] == top and back[7] == -top and back[11] == 2.5
+
+
 def test_model_of_another_feature_set_is_refused(tiny_model, tmp_path):
     with np.load(tiny_model) as z:
         arrays = {k: z[k] for k in z.files}

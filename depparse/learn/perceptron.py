@@ -1,4 +1,7 @@
-"""Averaged structured perceptron over Z (Koo et al. 2010, Sec. 6; Collins 2002).
+"""Training of the parser's weights over Z (Koo et al. 2010, Sec. 6), with lazily averaged
+online updates: by default passive-aggressive steps (PA-I, Crammer et al. 2006) against the
+cost-augmented maximiser (``update="pa"``, ``loss_aug=1``); the structured perceptron of
+Collins (2002) exactly with ``update="perceptron"``, ``loss_aug=0``.
 
 For the ``sib`` and ``gs`` models the decoding step of training is ``argmax_{z in Z} w . phi``:
 every head automaton on its own, no spanning-tree constraint, so training needs dynamic
