@@ -2,24 +2,18 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
+
+from depparse.paths import corpora_dir as corpora_dir_of_package
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 def corpora_path() -> Path:
-    """Return the UD corpora directory: ``$DEPPARSE_CORPORA``, else ``<repo>/../shared/corpora``.
-
-    Returns
-    -------
-    pathlib.Path
-        The directory (it may not exist).
-    """
-    env = os.environ.get("DEPPARSE_CORPORA")
-    return Path(env) if env else REPO_ROOT.parent / "shared" / "corpora"
+    """The UD corpora directory (it may not exist): :func:`depparse.paths.corpora_dir`."""
+    return corpora_dir_of_package()
 
 
 @pytest.fixture(scope="session")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 import pytest
 import synthetic
@@ -13,12 +15,15 @@ from depparse.decode.dual import _primal_score
 from depparse.decode.marginals import arc_marginals, prune_mask
 from depparse.encoding.ids import END, ROOT, START, UNK
 from depparse.encoding.vocab import Vocabularies
+from depparse.features import templates as T
 from depparse.features.parts import (
     ALL_TEMPLATES,
     arc_features,
     build_parts,
+    parser_templates,
     sib_features,
     structure_features,
+    template_switches,
 )
 from depparse.inference.parser import Parser
 from depparse.learn.perceptron import Trainer, gold_structure
@@ -78,6 +83,18 @@ def test_encoding_of_hand_sentence(hand):
     assert unk.form[3] == UNK
 
 
+def _emitted(tids, kernel_args, h, m):
+    """``{template name: count}`` of the arc features of ``h -> m`` (recorded template ids)."""
+    from depparse.features.hashing import split_recorded
+
+    buf = np.empty(1024, dtype=np.int64)
+    k = arc_features(h, m, *kernel_args, template_switches(record=True), buf)
+    names = {v: n for n, v in tids.items()}
+    out = Counter(names[int(t)] for t in split_recorded(buf[:k])[1])
+    assert sum(out.values()) == k
+    return out
+
+
 def test_arc_features_hand_checked(hand):
     _, v, e = hand
     bits = 24
@@ -87,42 +104,57 @@ def test_arc_features_hand_checked(hand):
     feats = set(buf[:k].tolist())
     hp, mp = e.upos[4], e.upos[3]
     # direction 0 (left), distance 1: attachments a1 = 1 + 0 and a2 = 16 + 0 * 32 + 1
-    assert (_mix(_tmpl(14, hp, mp), 1) & mask) in feats  # (hp, mp) with direction
-    assert (_mix(_tmpl(14, hp, mp), 17) & mask) in feats  # ... with direction and distance
-    assert (_mix(_tmpl(13, e.form[4], e.form[3]), 17) & mask) in feats  # (hw, mw)
-    assert (_mix(_tmpl(15, e.lemma[4], e.lemma[3]), 1) & mask) in feats  # lemmas
+    assert (_mix(_tmpl(T.ARC_HP_MP, hp, mp), 1) & mask) in feats  # (hp, mp) with direction
+    assert (_mix(_tmpl(T.ARC_HP_MP, hp, mp), 17) & mask) in feats  # ... direction, distance
+    assert (_mix(_tmpl(T.ARC_HW_MW, e.form[4], e.form[3]), 17) & mask) in feats  # (hw, mw)
+    assert (_mix(_tmpl(T.ARC_HL_ML, e.lemma[4], e.lemma[3]), 1) & mask) in feats  # lemmas
     # surrounding UPOS (hp-1 = NOUN, hp+1 = ADV; mp-1 = ADJ)
-    assert (_mix(_tmpl(25, hp, e.upos[5], e.upos[2], mp), 1) & mask) in feats
+    assert (_mix(_tmpl(T.ARC_HP_HPR_MPL_MP, hp, e.upos[5], e.upos[2], mp), 1) & mask) in feats
     # sentence boundaries: neither word is first or last (flags 0, 0)
-    assert (_mix(_tmpl(37, hp, mp, 0, 0), 1) & mask) in feats
-    # 43 templates emitted twice (direction; direction + distance) and one once; no word in
-    # between, so no in-between features (3 per distinct UPOS between); morphology: 1 feat
-    # of m, 2 of h
-    n_between = 0
-    assert k == 2 * 43 + 1 + 3 * n_between + 1 + 2
+    assert (_mix(_tmpl(T.ARC_HP_MP_HB_MB, hp, mp, 0, 0), 1) & mask) in feats
+    # how many features each template emits, by name from the registry: twice (direction;
+    # direction and distance), but once for the boundary template with the modifier's word,
+    # once per morphological feature of m and of h, none for the word classes (this model has
+    # none) and, for adjacent words, none for the UPOS in between
+    arc = parser_templates(("ARC",))
+    args = (*e.arrays(), np.uint64(mask))
+    got = _emitted(arc, args, 4, 3)
+    between = {"ARC_HP_BETWEEN_MP", "ARC_HP_BETWEEN_MP_COUNT"}
+    classes = {n for n in arc if any(a in n.split("_")[1:] for a in ("HC", "HCC", "MC", "MCC"))}
+    morph = {"ARC_HP_MP_MFEAT": e.feat_ptr[4] - e.feat_ptr[3],
+             "ARC_HP_HFEAT_MP": e.feat_ptr[5] - e.feat_ptr[4]}
+    once = {"ARC_HP_MW_HB_MB"}
+    expect = {n: 2 for n in arc if n not in between | classes | set(morph) | once}
+    expect.update({n: 1 for n in once}, **{n: c for n, c in morph.items() if c})
+    assert classes and morph["ARC_HP_HFEAT_MP"] == 2 and morph["ARC_HP_MP_MFEAT"] == 1
+    assert got == expect
     # barked -> . (distance 2): exactly one in-between UPOS (ADV); "." is the last word
     k2 = arc_features(4, 6, *e.arrays(), np.uint64(mask), ALL_TEMPLATES, buf)
     f2 = set(buf[:k2].tolist())
-    assert (_mix(_tmpl(33, hp, e.upos[5], e.upos[6]), 2) & mask) in f2
-    assert (_mix(_tmpl(37, hp, e.upos[6], 0, 2), 2) & mask) in f2
-    assert k2 == 2 * 43 + 1 + 3 * 1 + 0 + 2
+    assert (_mix(_tmpl(T.ARC_HP_BETWEEN_MP, hp, e.upos[5], e.upos[6]), 2) & mask) in f2
+    assert (_mix(_tmpl(T.ARC_HP_MP_HB_MB, hp, e.upos[6], 0, 2), 2) & mask) in f2
+    got2 = _emitted(arc, args, 4, 6)
+    expect2 = {n: c for n, c in expect.items() if n != "ARC_HP_MP_MFEAT"}  # "." has none
+    expect2.update(ARC_HP_BETWEEN_MP=2, ARC_HP_BETWEEN_MP_COUNT=1)
+    assert e.feat_ptr[7] == e.feat_ptr[6] and got2 == expect2
     # sibling START -> dog on the left of barked, and dog -> END
     ks = sib_features(4, -1, 3, 0, e.form, e.lemma, e.upos, e.xpos, e.cluster, np.uint64(mask),
                       ALL_TEMPLATES, buf)
-    assert (_mix(_tmpl(40, hp, START, mp), 64) & mask) in set(buf[:ks].tolist())
+    assert (_mix(_tmpl(T.SIB_HP_SP_MP, hp, START, mp), 64) & mask) in set(buf[:ks].tolist())
     ks = sib_features(4, 3, -1, 0, e.form, e.lemma, e.upos, e.xpos, e.cluster, np.uint64(mask),
                       ALL_TEMPLATES, buf)
-    assert (_mix(_tmpl(41, mp, END), 64) & mask) in set(buf[:ks].tolist())
+    assert (_mix(_tmpl(T.SIB_SP_MP, mp, END), 64) & mask) in set(buf[:ks].tolist())
     # loudly -> . on the right of barked: no word between the siblings; START -> . has ADV
     # (loudly) between the head and "." (the UPOS between consecutive siblings)
     ks = sib_features(4, 5, 6, 1, e.form, e.lemma, e.upos, e.xpos, e.cluster, np.uint64(mask),
                       ALL_TEMPLATES, buf)
     sib = set(buf[:ks].tolist())
-    assert not any((_mix(_tmpl(81, e.upos[5], e.upos[6], t), 65) & mask) in sib
+    assert not any((_mix(_tmpl(T.SIB_SP_MP_BETWEEN, e.upos[5], e.upos[6], t), 65) & mask) in sib
                    for t in range(len(v.upos)))
     ks = sib_features(4, -1, 6, 1, e.form, e.lemma, e.upos, e.xpos, e.cluster, np.uint64(mask),
                       ALL_TEMPLATES, buf)
-    assert (_mix(_tmpl(81, START, e.upos[6], e.upos[5]), 65) & mask) in set(buf[:ks].tolist())
+    f = _mix(_tmpl(T.SIB_SP_MP_BETWEEN, START, e.upos[6], e.upos[5]), 65) & mask
+    assert f in set(buf[:ks].tolist())
 
 
 @pytest.mark.parametrize("order", [0, 1, 2])

@@ -47,5 +47,7 @@ def test_int8_model_file(tmp_path):
     te = synthetic.sentences(30, seed=10)
     pa = [s.heads for s in Parser(a).parse(te)]
     pb = [s.heads for s in Parser(b).parse(te)]
-    assert sum(int((np.asarray(x) != np.asarray(y)).sum()) for x, y in zip(pa, pb,
-                                                                            strict=True)) <= 2
+    # the 8-bit weights parse these 30 sentences (270 words) exactly as the float16 ones:
+    # measured 0 differing heads (2026-11-27, this seed); a change of the companding that
+    # moves a tree fails here
+    assert all(np.array_equal(x, y) for x, y in zip(pa, pb, strict=True))

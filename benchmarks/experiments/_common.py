@@ -4,7 +4,6 @@ Every script takes ``--code DIR``: the checkout whose ``depparse`` is imported (
 of the measured commit with one of the patches here applied, or the repository itself).
 """
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -12,8 +11,10 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def corpus(split, code="en_ewt"):
-    root = Path(os.environ.get("DEPPARSE_CORPORA", REPO.parent / "shared" / "corpora"))
-    return str(root / code / f"{code}-ud-{split}.conllu")
+    """The treebank file (:func:`depparse.paths.treebank_file` of the checkout in use)."""
+    from depparse.paths import treebank_file
+
+    return str(treebank_file(code, split))
 
 
 def settings(items):
