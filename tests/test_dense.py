@@ -394,7 +394,7 @@ def test_encoder_runs_once_for_classes_and_dense_vectors(monkeypatch):
 
 # ---------------------------------------------------------------------------------------
 # models without the dense term: exactly as before (tests/data/parse_fixture_*, written by
-# benchmarks/parse_fixture.py with the code before dense arc scores)
+# tests/data/parse_fixture.py with the code before dense arc scores)
 
 
 @pytest.mark.parametrize("name", ["plain", pytest.param("context", marks=needs_encoder)])

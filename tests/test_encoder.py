@@ -428,7 +428,7 @@ def test_shipped_model_classes_of_1000_dev_words_are_unchanged(corpora_dir):
     """The contextual classes the shipped model gives 1,000 en_ewt dev words are those of the
     encoder of commit a117308 (hand-written safetensors reader, tokenizer and erf), stored in
     tests/data/encoder_classes_dev1000.json (how: its "how" and
-    benchmarks/encoder_classes_fixture.py)."""
+    tests/data/encoder_classes_fixture.py)."""
     from depparse.conllu import read_conllu
     from depparse.paths import models_dir
 

@@ -1,6 +1,8 @@
 """Write tests/data/parse_fixture_*: small models and what the code of that day parsed with them.
 
-    python benchmarks/parse_fixture.py [--code CHECKOUT] [-o tests/data]
+    python tests/data/parse_fixture.py [--code CHECKOUT] [-o tests/data]
+
+(At commit 3f618e4 this script was benchmarks/parse_fixture.py.)
 
 Two G+S models are trained on 12 sentences of the synthetic grammar of tests/synthetic.py
 (1 epoch, tiny hash tables, so that they still make mistakes): ``plain`` (feature set 2 only)
@@ -24,7 +26,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
+REPO = HERE.parent.parent
 
 ap = argparse.ArgumentParser(description=__doc__)
 ap.add_argument("--code", default=str(REPO), help="checkout whose depparse is imported")

@@ -1,6 +1,8 @@
 """Write tests/data/encoder_classes_dev1000.json: the contextual classes of 1,000 en_ewt dev words.
 
-    python benchmarks/encoder_classes_fixture.py MODEL.npz [-o OUT.json]
+    python tests/data/encoder_classes_fixture.py MODEL.npz [-o OUT.json]
+
+(It was benchmarks/encoder_classes_fixture.py when it wrote the file.)
 
 The file pins what the encoder computes for the shipped model: the class codes (fine | coarse
 << CLUSTER_SHIFT, as :meth:`ContextClasses.codes` returns them) of the first 1,000 words of
