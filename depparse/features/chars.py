@@ -250,14 +250,14 @@ def char_table(low, cls):
     return tab
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True)
 def _at(tab, i, col, pad):
     if i < 0 or i >= tab.shape[0]:
         return pad
     return tab[i, col]
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True)
 def _h(t, a):
     return mix(mix(np.uint64(t), a), 11)
 

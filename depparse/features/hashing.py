@@ -7,8 +7,11 @@ multiply-xorshift).  The parser's kernels call :func:`emit` / :func:`emit_pair` 
 and a tuple of atoms; they write the final index ``hash & mask`` into a buffer, once per
 conjunction (direction, direction and distance ...), unless the model leaves that template
 out (the switches ``on``, one per template id: structured sparsity, Martins et al. 2011).
-Everything here is ``inline="always"``: the feature kernels of :mod:`.parts` and
-:mod:`.labels` compile to straight-line arithmetic.
+These helpers are small kernels of their own, which LLVM inlines into the feature kernels
+of :mod:`.parts` and :mod:`.labels` by itself.  They are not Numba's ``inline="always"``
+(inlining at the level of Numba's IR): that made :func:`~.parts.arc_features` alone take
+48 s of CPU to compile instead of 4.3 s, at the same speed afterwards (20,000 calls: 0.17 s
+either way; ``benchmarks/compile_time.py``).
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ RECORD = 2
 TID_SHIFT = 40
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True)
 def mix(hv, x):
     """Fold the integer ``x`` into the running hash ``hv`` (splitmix64 finaliser)."""
     z = (hv ^ np.uint64(x)) * _M1
@@ -48,13 +51,13 @@ def mix(hv, x):
     return z ^ (z >> _S31)
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True)
 def template(tmpl, a):
     """The hash of template ``tmpl`` with its first atom ``a``."""
     return mix(mix(np.uint64(tmpl), a), 7)
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True)
 def _hash(tid, atoms):
     """The hash of template ``tid`` with the atoms of the tuple ``atoms`` (all integers)."""
     hv = template(tid, atoms[0])
@@ -63,7 +66,7 @@ def _hash(tid, atoms):
     return hv
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True)
 def _index(hv, att, mask, tid, on):
     v = np.int64(mix(hv, att) & mask)
     if on[tid] == RECORD:
@@ -71,7 +74,7 @@ def _index(hv, att, mask, tid, on):
     return v
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True)
 def emit(buf, k, on, tid, atoms, att, mask):
     """Emit one feature: ``buf[k] =`` the weight index of template ``tid`` over ``atoms``
     conjoined with ``att``; returns the new count.  Nothing is written when ``on[tid]`` is 0
@@ -83,7 +86,7 @@ def emit(buf, k, on, tid, atoms, att, mask):
     return k + 1
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True)
 def emit_pair(buf, k, on, tid, atoms, att1, att2, mask):
     """Emit one feature twice (:func:`emit`): conjoined with ``att1`` and with ``att2``."""
     if on[tid] == 0:
@@ -99,7 +102,7 @@ def split_recorded(idx):
     return idx & ((1 << TID_SHIFT) - 1), idx >> TID_SHIFT
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True)
 def dot(w, buf, k):
     """``sum(w[buf[:k]])``: the score of the features in the buffer."""
     t = 0.0
@@ -108,7 +111,7 @@ def dot(w, buf, k):
     return t
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True)
 def dist_bucket(d):
     """Distance buckets 0-5, 6-7, 8-10, 11-14, 15-20, 21-30, 31+ as 0..11."""
     if d <= 5:
@@ -126,7 +129,7 @@ def dist_bucket(d):
     return 11
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True)
 def ctx(tags, i):
     """``tags[i]``, or ``<BOS>`` / ``<EOS>`` outside the sentence."""
     if i < 0:
@@ -136,7 +139,7 @@ def ctx(tags, i):
     return tags[i]
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True)
 def tags_between(upos, i, j, tags, cnts, count):
     """The distinct UPOS strictly between positions ``i`` and ``j``, in order of first
     occurrence, into ``tags``, with their counts in ``cnts`` if ``count``; returns how many.
