@@ -141,6 +141,13 @@ def test_time_limit_on_a_250_word_sentence(syn, tmp_path):  # noqa: F811
     limit = 0.3
     # warm up (kernels loaded) so that the timing below is the decoder's alone
     assert run_cli(["parse", syn.test, "--model", syn.model, "-o", out, "-q"])[0] == 0
+    # what the same sentence costs besides dual decomposition (pruning, scoring, one
+    # iteration, labelling), measured now: the machine may be busy
+    t0 = time.perf_counter()
+    assert run_cli(["parse", src, "--model", syn.model, "-o", out, "--report", rep,
+                    "--max-iter", 1, "--no-proof"])[0] == 0
+    base_wall = time.perf_counter() - t0
+    base = json.loads(rep.read_text())["sentences"][0]["seconds"]
     t0 = time.perf_counter()
     rc, _, err = run_cli(["parse", src, "--model", syn.model, "-o", out, "--report", rep,
                           "--time-limit", limit])
@@ -148,9 +155,9 @@ def test_time_limit_on_a_250_word_sentence(syn, tmp_path):  # noqa: F811
     assert rc == 0, err
     s = json.loads(rep.read_text())["sentences"][0]
     assert s["n"] == 250
-    # the limit bounds dual decomposition; pruning, scoring and labelling come on top
-    assert s["seconds"] < limit + 1.5, s["seconds"]
-    assert wall < limit + 5.0
+    # the limit bounds dual decomposition; the rest costs what it cost above
+    assert s["seconds"] < limit + 2 * base + 0.5, (s["seconds"], base)
+    assert wall < limit + 2 * base_wall + 2.0, (wall, base_wall)
     if s["timed_out"]:
         assert not s["certificate"]
         assert "stopped by --time-limit" in summary_lines(err)[0]
