@@ -110,7 +110,7 @@ def token_table(codes, low, cls, starts, ends):
     return out
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def margin_bucket(m):
     """The character model's sentence-end margin in 25 buckets (-12 .. 12) of width 1/40 (its
     weights are scaled to a largest magnitude of 1)."""
@@ -132,7 +132,7 @@ def margin_buckets(margins):
     return out
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def dist_bucket(d):
     """Tokens since the last sentence end: 1-7 as themselves, then 8-11, 12-15, 16-23, 24-39,
     40+ as 8 .. 12."""
@@ -149,12 +149,12 @@ def dist_bucket(d):
     return 12
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _h(t, a):
     return mix(mix(np.uint64(t), a), 13)
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _col(tt, k, p0, p1, col):
     if k < p0:
         return _BOS

@@ -60,7 +60,7 @@ SIB_BUCKETS = 2  # sides of the head
 GRAND_BUCKETS = 4  # direction of g -> h, times direction of h -> m
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def arc_bucket(h, m):
     """Bucket of arc ``h -> m``: ``direction * 5 + distance bucket`` (1, 2, 3-4, 5-8, 9+),
     or 10 for the root's arcs."""
@@ -98,7 +98,7 @@ def _projections(z, theta, R, ou, ov):
     return P, Q
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _arc_score(z, theta, B, R, pf, P, Q, h, m):
     D = z.shape[1]
     b = arc_bucket(h, m)
@@ -187,7 +187,7 @@ def dense_arc_gradient(z, theta, B, R, pf, heads_of, mods_of, sign, g):
                     g[ov + r * D + k] += c * z[m, k]
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _pair(z, theta, o, a, b):
     """``theta[o:o+D] . (z_a * z_b)``."""
     s = 0.0
@@ -196,7 +196,7 @@ def _pair(z, theta, o, a, b):
     return s
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _grand_bucket(g, h, d):
     """Bucket of the grandparent part ``g -> h -> m`` with ``m`` on side ``d`` of ``h``."""
     return 2 * (1 if g < h else 0) + d

@@ -7,11 +7,12 @@ multiply-xorshift).  The parser's kernels call :func:`emit` / :func:`emit_pair` 
 and a tuple of atoms; they write the final index ``hash & mask`` into a buffer, once per
 conjunction (direction, direction and distance ...), unless the model leaves that template
 out (the switches ``on``, one per template id: structured sparsity, Martins et al. 2011).
-These helpers are small kernels of their own, which LLVM inlines into the feature kernels
-of :mod:`.parts` and :mod:`.labels` by itself.  They are not Numba's ``inline="always"``
-(inlining at the level of Numba's IR): that made :func:`~.parts.arc_features` alone take
-48 s of CPU to compile instead of 4.3 s, at the same speed afterwards (20,000 calls: 0.17 s
-either way; ``benchmarks/compile_time.py``).
+The small helpers here are Numba's ``inline="always"`` (the feature kernels compile to
+straight-line arithmetic), but :func:`emit` and :func:`emit_pair` are kernels of their own,
+called: inlined at the level of Numba's IR into the more than a hundred places that call them,
+they made :func:`~.parts.arc_features` alone take 48 s of CPU to compile instead of 3.9 s, and
+no faster afterwards (20,000 calls: 0.17 s inlined, 0.11 s called; ``benchmarks/compile_time.py``
+gives the compile time per kernel).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ RECORD = 2
 TID_SHIFT = 40
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def mix(hv, x):
     """Fold the integer ``x`` into the running hash ``hv`` (splitmix64 finaliser)."""
     z = (hv ^ np.uint64(x)) * _M1
@@ -51,13 +52,13 @@ def mix(hv, x):
     return z ^ (z >> _S31)
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def template(tmpl, a):
     """The hash of template ``tmpl`` with its first atom ``a``."""
     return mix(mix(np.uint64(tmpl), a), 7)
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _hash(tid, atoms):
     """The hash of template ``tid`` with the atoms of the tuple ``atoms`` (all integers)."""
     hv = template(tid, atoms[0])
@@ -66,7 +67,7 @@ def _hash(tid, atoms):
     return hv
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _index(hv, att, mask, tid, on):
     v = np.int64(mix(hv, att) & mask)
     if on[tid] == RECORD:
@@ -102,7 +103,7 @@ def split_recorded(idx):
     return idx & ((1 << TID_SHIFT) - 1), idx >> TID_SHIFT
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def dot(w, buf, k):
     """``sum(w[buf[:k]])``: the score of the features in the buffer."""
     t = 0.0
@@ -111,7 +112,7 @@ def dot(w, buf, k):
     return t
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def dist_bucket(d):
     """Distance buckets 0-5, 6-7, 8-10, 11-14, 15-20, 21-30, 31+ as 0..11."""
     if d <= 5:
@@ -129,7 +130,7 @@ def dist_bucket(d):
     return 11
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def ctx(tags, i):
     """``tags[i]``, or ``<BOS>`` / ``<EOS>`` outside the sentence."""
     if i < 0:
@@ -139,7 +140,7 @@ def ctx(tags, i):
     return tags[i]
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def tags_between(upos, i, j, tags, cnts, count):
     """The distinct UPOS strictly between positions ``i`` and ``j``, in order of first
     occurrence, into ``tags``, with their counts in ``cnts`` if ``count``; returns how many.

@@ -224,7 +224,7 @@ def emissions(base, k, w, mask, nlabels, out):
         out[lab] = t
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def trans_features(yp, y, hp, side, mask, buf):
     """Indices of the label-bigram features of two consecutive children of one head.
 

@@ -437,7 +437,7 @@ def fill_scores(form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr, feat
                         tab[o + p * W1 + q] = v
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _append(out, n, buf, k):
     if n + k > out.shape[0]:
         new = np.empty(max(2 * out.shape[0], n + k), dtype=np.int64)

@@ -135,7 +135,7 @@ class Lexicon:
         return np.stack(rows)
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _atom(atoms, j, col):
     if j < 0:
         return np.uint64(BOS_ATOM)
@@ -144,7 +144,7 @@ def _atom(atoms, j, col):
     return atoms[j, col]
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _tag(tags, j):
     if j < 0:
         return BOS_ATOM
@@ -358,7 +358,7 @@ def lemma_bases(atoms, upos, xpos, bundle, feat_ptr, feat_ids):
     return bases, counts
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _dot(a, b):
     """``a . b`` with eight running sums (independent additions pipeline; a single running
     sum is bound by the latency of each addition)."""
