@@ -177,3 +177,91 @@ def test_component_round_trip_and_scores():
     for k in net.params:
         assert np.array_equal(net.params[k], back.params[k])
     assert back.scale == 2.0 and back.chars == net.chars
+
+
+# -- the learned scores in the part tables, and the whole path ----------------------------
+
+TINY = dict(model="gs", learned_scale=1.0, learned_epochs=3, learned_hidden=8,
+            learned_layers=1, epochs=2, tagger=False, tokenizer=False, labeler_epochs=1,
+            bits=16, pruner_bits=14, labeler_bits=14, seed=3)
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """A gs model with a learned network, trained on 40 synthetic sentences, saved and
+    loaded back: ``(path, parser, dev sentences)``."""
+    if not have_jax():
+        pytest.skip("JAX and optax are not installed (the learned network trains with them): "
+                    "pip install 'depparse[learned]'")
+    from depparse.api import load, train
+
+    tr, dev = synthetic.sentences(40, seed=1), synthetic.sentences(10, seed=2)
+    model = train(tr, dev, progress=False, **TINY)
+    path = tmp_path_factory.mktemp("learned") / "m.npz"
+    model.save(path)
+    return path, load(path), dev
+
+
+def test_tiny_model_trains_saves_loads_and_proves_every_tree(tiny):
+    path, parser, dev = tiny
+    assert parser.learned is not None and parser.learned.scale == 1.0
+    hist = [h for h in parser.model.info["history"] if "learned_network" in h][0]
+    assert len(hist["learned_network"]) == TINY["learned_epochs"]
+    results = parser.parse_results(dev)
+    assert all(r.optimal for _, r in results)
+    uas = np.mean([(p.heads[1:] == g.heads[1:]).mean() for (p, _), g in
+                   zip(results, dev, strict=True)])
+    assert uas > 0.8, uas  # the synthetic grammar is easy
+
+
+def test_part_table_holds_sparse_plus_learned_scores(tiny):
+    """Every kept arc's table score is the sparse (and dense) score plus scale * log P(h|m)
+    of the NumPy forward pass of the stored network; the transition tables are untouched."""
+    _, parser, dev = tiny
+    enc = parser.model.vocab.encode(dev[0])
+    keep = parser.keep_mask(enc)
+    with_net = parser.part_table(enc, keep)
+    net, parser.learned = parser.learned, None
+    try:
+        without = parser.part_table(enc, keep)
+    finally:
+        parser.learned = net
+    r, b = net.represent([net.item(enc)])
+    lp = log_softmax_heads(np, arc_scores(np, net.params, r, b["lengths"]))[0]
+    np.testing.assert_allclose(with_net.arc[keep], without.arc[keep] + lp[keep], rtol=1e-12)
+    assert np.array_equal(with_net.tab, without.tab)
+    assert np.isneginf(with_net.arc[~keep]).all()
+
+
+def test_decoding_with_learned_scores_equals_brute_force(tiny):
+    """Dual decomposition + branch and bound on tables with learned scores finds the best
+    tree of all (brute force over every single-root tree, n <= 6; compared by score)."""
+    _, parser, _ = tiny
+    checked = 0
+    for s in synthetic.sentences(30, seed=9):
+        if s.n > 6:
+            continue
+        enc = parser.model.vocab.encode(s)
+        keep = np.ones((s.n + 1, s.n + 1), dtype=bool)
+        keep[:, 0] = False
+        np.fill_diagonal(keep, False)
+        parts = parser.part_table(enc, keep)
+        r = parser.decode(enc, keep=keep)
+        assert r.optimal
+        a = parts.arrays()
+        best = max(table_score(t, *a) for t in all_trees(s.n, single_root=True))
+        assert table_score(r.heads, *a) == pytest.approx(best, abs=1e-9)
+        checked += 1
+    assert checked >= 5
+
+
+def test_model_without_network_component_is_refused(tiny):
+    from depparse.errors import ModelError
+    from depparse.model import Model
+
+    path, _, _ = tiny
+    m = Model.load(path)
+    del m.components["network"]
+    from depparse.inference.parser import Parser
+    with pytest.raises(ModelError, match="no 'network' component"):
+        Parser(m)

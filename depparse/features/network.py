@@ -46,7 +46,7 @@ from ..errors import ModelError, check_component
 
 __all__ = ["FORMAT", "Network", "NetworkSpec", "VERSION", "arc_scores", "char_ids",
            "encode_batch", "forward", "init_params", "label_scores", "log_softmax_heads",
-           "numpy_scan", "tag_scores"]
+           "model_network", "numpy_scan", "tag_scores"]
 
 FORMAT = "depparse-network"
 VERSION = 1
@@ -322,6 +322,20 @@ class Network:
         s = arc_scores(np, self.params, r, batch["lengths"])
         return log_softmax_heads(np, s)[0].astype(np.float64)
 
+    def batch_logprobs(self, encs, batch=64) -> list:
+        """:meth:`arc_logprobs` of many encoded sentences, ``batch`` of similar length per
+        forward pass (each sentence's scores those it gets alone, to float32 round-off)."""
+        out = [None] * len(encs)
+        order = sorted(range(len(encs)), key=lambda i: (encs[i].n, i))
+        for a in range(0, len(order), batch):
+            idx = order[a:a + batch]
+            r, b = self.represent([self.item(encs[i]) for i in idx])
+            lp = log_softmax_heads(np, arc_scores(np, self.params, r, b["lengths"]))
+            for k, i in enumerate(idx):
+                N = encs[i].n + 1
+                out[i] = lp[k, :N, :N].astype(np.float64)
+        return out
+
     def remember(self, encs, logprobs) -> None:
         """Keep the given ``log P(h | m)`` matrices of these encoded sentences (a trainer's
         precomputed scores), looked up by :meth:`arc_logprobs` while the sentences live."""
@@ -376,3 +390,19 @@ class Network:
         """The network with its parameters rounded to float16, as a model file keeps them."""
         return Network(self.spec, {k: v.astype(np.float16) for k, v in self.params.items()},
                        self.chars, self.mean, self.std, self.scale)
+
+
+def model_network(component, scale) -> Network | None:
+    """The learned network of a model: its component ``"network"`` (a ``Component`` or None),
+    checked against ``ModelConfig.learned_scale``; raises
+    :class:`~depparse.errors.ModelError` when they disagree."""
+    if component is None:
+        if scale:
+            raise ModelError("the model was trained with learned arc scores (learned_scale "
+                             f"{scale}) but has no 'network' component: corrupt model file")
+        return None
+    net = Network.from_component(component.meta, component.arrays)
+    if net.scale != scale:
+        raise ModelError(f"the model's learned network has scale {net.scale}, its "
+                         f"configuration says {scale}: corrupt model file")
+    return net

@@ -24,6 +24,7 @@ import logging
 import time
 from collections import Counter
 from dataclasses import asdict
+from pathlib import Path
 
 import numpy as np
 
@@ -43,7 +44,8 @@ from ..features.network import (
 )
 from ..model import atomic_savez
 
-__all__ = ["NetworkTrainer", "char_vocabulary", "have_jax", "network_items", "standardisation"]
+__all__ = ["NetworkTrainer", "char_vocabulary", "gold_ids", "have_jax", "network_items",
+           "standardisation", "train_learned"]
 
 log = logging.getLogger(__name__)
 
@@ -243,7 +245,7 @@ class NetworkTrainer:
         accuracy, in %, over the words of ``items``."""
         right = np.zeros(3)
         words = 0
-        for g, b in self.batches(items, gold):
+        for _, b in self.batches(items, gold):
             heads, labels, tags = (np.asarray(a) for a in self._predict(self.params, b))
             m = b["mask"] > 0
             right += [(heads == b["heads"])[m].sum(), (labels == b["labels"])[m].sum(),
@@ -331,4 +333,44 @@ def gold_ids(vocab, sentence):
     return heads, labels, tags
 
 
-__all__ += ["gold_ids", "CHAR_SPECIALS"]
+def train_learned(learned, config, training, vocab, train_sents, encoded, dev_sents, dev_encoded,
+                  checkpoint=None, resume=False):
+    """The learned network of a training run (``config.learned_scale > 0``), with its
+    ``log P(h | m)`` of the training and dev sentences remembered for the sparse training:
+    ``(network, history records)``; ``(None, [])`` for a model without one.
+
+    ``learned`` is the network of a resumed run (it is not retrained); otherwise the network
+    is trained here (:class:`NetworkTrainer`, checkpointed to ``<checkpoint>.network.npz``
+    after every epoch and resumed from it)."""
+    if not config.learned_scale:
+        return None, []
+    hist = []
+    if learned is None:
+        t0 = time.perf_counter()
+        chars = char_vocabulary(train_sents)
+        vec_dim = 0 if not vocab.vector_layer else encoded[0].vectors.shape[1]
+        spec = NetworkSpec(words=len(vocab.form), chars=len(chars) + CHAR_SPECIALS,
+                           labels=len(vocab.deprel), tags=len(vocab.upos), vec_dim=vec_dim,
+                           hidden=training.learned_hidden, layers=training.learned_layers)
+        mean, std = (standardisation([e.vectors for e in encoded]) if vec_dim else (None, None))
+        ck = None if not checkpoint else f"{checkpoint}.network.npz"
+        if resume and ck and Path(ck).exists():
+            t = NetworkTrainer.load_checkpoint(ck)
+            log.info("resuming the learned network from %s after epoch %d", ck, t.epoch)
+        else:
+            t = NetworkTrainer.fresh(spec, chars, mean, std, config.learned_scale,
+                                     seed=training.seed, lr=training.learned_lr,
+                                     dropout=training.learned_dropout)
+        items = network_items(t.net, encoded)
+        gold = [gold_ids(vocab, s) for s in train_sents]
+        dev = None
+        if dev_encoded:
+            dev = (network_items(t.net, dev_encoded), [gold_ids(vocab, s) for s in dev_sents])
+        learned = t.fit(items, gold, training.learned_epochs, dev, ck)
+        if ck and Path(ck).exists():
+            Path(ck).unlink()
+        hist = [{"learned_network": t.history, "seconds": time.perf_counter() - t0}]
+        log.info("learned network trained in %.0f s", time.perf_counter() - t0)
+    every = encoded + list(dev_encoded or [])
+    learned.remember(every, learned.batch_logprobs(every))
+    return learned, hist
