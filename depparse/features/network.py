@@ -314,10 +314,9 @@ class Network:
 
     def arc_logprobs(self, enc) -> np.ndarray:
         """(N, N) float64 ``log P(h | m)`` of one encoded sentence (column ``m``)."""
-        key = id(enc)
-        hit = self._cache.get(key)
-        if hit is not None and hit[0] is enc:
-            return hit[1]
+        hit = self._cache.get(self._key(enc))
+        if hit is not None:
+            return hit
         r, batch = self.represent([self.item(enc)])
         s = arc_scores(np, self.params, r, batch["lengths"])
         return log_softmax_heads(np, s)[0].astype(np.float64)
@@ -336,11 +335,20 @@ class Network:
                 out[i] = lp[k, :N, :N].astype(np.float64)
         return out
 
-    def remember(self, encs, logprobs) -> None:
-        """Keep the given ``log P(h | m)`` matrices of these encoded sentences (a trainer's
-        precomputed scores), looked up by :meth:`arc_logprobs` while the sentences live."""
+    @staticmethod
+    def _key(enc):
+        # the network's input is a function of the forms alone (word ids, characters, and the
+        # frozen encoder's vectors, which are bit for bit those of the sentence alone)
+        return tuple(enc.forms)
+
+    def remember(self, encs, logprobs=None) -> None:
+        """Keep ``log P(h | m)`` of these encoded sentences (computed here, many per forward
+        pass, when not given), for :meth:`arc_logprobs` to look up until :meth:`forget`:
+        a trainer's scores of its data, or a chunk of sentences about to be parsed."""
+        if logprobs is None:
+            logprobs = self.batch_logprobs(encs)
         for e, lp in zip(encs, logprobs, strict=True):
-            self._cache[id(e)] = (e, lp)
+            self._cache[self._key(e)] = lp
 
     def forget(self) -> None:
         self._cache.clear()
