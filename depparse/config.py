@@ -255,6 +255,10 @@ class TrainConfig(_Config):
                                   metavar="H")
     learned_layers: int = setting(2, "with --learned-scale: BiLSTM layers", lo=1, hi=4,
                                   metavar="L")
+    learned_joint: bool = setting(False, "with --learned-scale: train the network on in the "
+                                  "parser's epochs too, by the gradient of the cost-augmented "
+                                  "structured hinge over Z (the sparse weights keep their PA "
+                                  "steps in the same pass)")
     learned_lr: float = setting(2e-3, "with --learned-scale: Adam's learning rate", lo=0.0,
                                 open_lo=True, cli=())
     learned_dropout: float = setting(0.33, "with --learned-scale: dropout of the network's "

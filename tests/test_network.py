@@ -182,14 +182,15 @@ def test_component_round_trip_and_scores():
 # -- the learned scores in the part tables, and the whole path ----------------------------
 
 TINY = dict(model="gs", learned_scale=1.0, learned_epochs=3, learned_hidden=8,
-            learned_layers=1, epochs=2, tagger=False, tokenizer=False, labeler_epochs=1,
+            learned_layers=1, learned_joint=True, epochs=2, tagger=False, tokenizer=False, labeler_epochs=1,
             bits=16, pruner_bits=14, labeler_bits=14, seed=3)
 
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
-    """A gs model with a learned network, trained on 40 synthetic sentences, saved and
-    loaded back: ``(path, parser, dev sentences)``."""
+    """A gs model with a learned network (pretrained, then trained on jointly with the sparse
+    weights over Z), trained on 40 synthetic sentences, saved and loaded back: ``(path,
+    parser, dev sentences)``."""
     if not have_jax():
         pytest.skip("JAX and optax are not installed (the learned network trains with them): "
                     "pip install 'depparse[learned]'")
@@ -265,3 +266,24 @@ def test_model_without_network_component_is_refused(tiny):
     from depparse.inference.parser import Parser
     with pytest.raises(ModelError, match="no 'network' component"):
         Parser(m)
+
+
+@pytest.mark.slow
+def test_joint_training_resumes_bit_identically(tmp_path):
+    """Joint training over Z (network + sparse weights) killed after epoch 1 and resumed
+    gives the model of an uninterrupted run, bit for bit."""
+    if not have_jax():
+        pytest.skip("JAX and optax are not installed: pip install 'depparse[learned]'")
+    from depparse.api import train
+
+    tr = synthetic.sentences(30, seed=4)
+    kw = dict(TINY, labeler_epochs=0, epochs=3)
+    full = train(tr, None, progress=False, checkpoint=tmp_path / "a.npz", **kw)
+    train(tr, None, progress=False, checkpoint=tmp_path / "b.npz", **dict(kw, epochs=1))
+    resumed = train(tr, None, progress=False, checkpoint=tmp_path / "b.npz", resume=True,
+                    **kw)
+    assert np.array_equal(full.weights, resumed.weights)
+    a, b = full.components["network"].arrays, resumed.components["network"].arrays
+    assert all(np.array_equal(a[k], b[k]) for k in a)
+    first = train(tr, None, progress=False, **dict(kw, learned_joint=False))
+    assert not np.array_equal(first.components["network"].arrays["p.arc_U"], a["p.arc_U"])

@@ -44,8 +44,8 @@ from ..features.network import (
 )
 from ..model import atomic_savez
 
-__all__ = ["NetworkTrainer", "char_vocabulary", "gold_ids", "have_jax", "network_items",
-           "standardisation", "train_learned"]
+__all__ = ["JointTraining", "NetworkTrainer", "char_vocabulary", "gold_ids", "have_jax",
+           "network_items", "standardisation", "train_learned"]
 
 log = logging.getLogger(__name__)
 
@@ -374,3 +374,126 @@ def train_learned(learned, config, training, vocab, train_sents, encoded, dev_se
     every = encoded + list(dev_encoded or [])
     learned.remember(every, learned.batch_logprobs(every))
     return learned, hist
+
+
+class JointTraining:
+    """The network trained on in the parser's epochs, over Z (``train --learned-joint``).
+
+    Training over Z (Koo et al. 2010, Sec. 6) minimises, per sentence, the cost-augmented
+    structured hinge ``max_{z in Z} [s(z) + cost(z)] - s(y)``; its maximiser ``z`` is what
+    :meth:`~depparse.learn.perceptron.Trainer.step` decodes (the head automata on their own,
+    with the network's scores in the tables), and where ``z != y`` its subgradient with
+    respect to the network's ``log P(h | m)`` is ``scale * ([h -> m in z] - [h -> m in y])``
+    over the automata in which the two differ (the arcs outside them cancel).  The
+    sentences go in batches of :data:`BATCH` (the epoch's seeded order): their scores come
+    from the current parameters (one forward pass), the sparse weights take their PA step
+    sentence by sentence, and then the network takes one Adam step on the batch's summed
+    subgradient (divided by its words) through the network (``jax.vjp``), with no dropout,
+    so that the hinge is that of the scores the decoder saw.
+
+    After every epoch the network's float32 parameters and Adam's state are written to
+    ``<checkpoint>.joint<e % 2>.npz`` (two files: a kill between it and the parser's
+    checkpoint leaves the one of the parser's epoch), so that ``--resume`` continues
+    bit-identically.
+    """
+
+    def __init__(self, trainer, dev, checkpoint=None, resume=False):
+        jax, jnp, optax_ = _jax()
+        net = trainer.learned
+        self.trainer, self.dev, self.checkpoint = trainer, dev, checkpoint
+        t = None
+        if resume and checkpoint:
+            path = self._path(trainer.epoch)
+            if Path(path).exists():
+                t = NetworkTrainer.load_checkpoint(path)
+                if t.epoch != trainer.epoch:
+                    t = None
+            if t is None and trainer.epoch > 0:
+                raise CheckpointError(f"{checkpoint}: the parser's checkpoint is from epoch "
+                                      f"{trainer.epoch} of joint training, but there is no "
+                                      f"network checkpoint of that epoch: delete it to start "
+                                      "over")
+        if t is None:
+            tr = trainer.training
+            t = NetworkTrainer(net, lr=tr.learned_lr, dropout=tr.learned_dropout,
+                               seed=tr.seed)
+            t.epoch = trainer.epoch
+        self.nt = t
+        spec, opt = t.spec, t.opt
+        self._sync()
+
+        def logprobs(params, batch):
+            r = forward(jnp, jax.lax.scan, params, batch, spec)
+            return log_softmax_heads(jnp, arc_scores(jnp, params, r, batch["lengths"]))
+
+        def step(params, opt_state, batch, cot):
+            _, pullback = jax.vjp(lambda q: logprobs(q, batch), params)
+            (grads,) = pullback(cot)
+            updates, opt_state = opt.update(grads, opt_state, params)
+            return optax_.apply_updates(params, updates), opt_state
+
+        self._logprobs = jax.jit(logprobs)
+        self._step = jax.jit(step)
+
+    def _path(self, epoch):
+        return f"{self.checkpoint}.joint{epoch % 2}.npz"
+
+    def _sync(self):
+        """The trainer's network (the parser's too) takes the current parameters; the dev
+        sentences' scores are recomputed with them."""
+        net = self.trainer.learned
+        net.params = {k: np.asarray(v, dtype=np.float32) for k, v in self.nt.params.items()}
+        net.forget()
+        if self.dev:
+            net.remember([e for e, _, _ in self.dev])
+
+    def run_epoch(self, data, progress=None):
+        """One joint epoch over ``data`` ((enc, heads, keep) triples): ``(mistakes, correct)``
+        as :meth:`~depparse.learn.perceptron.Trainer.run_epoch` returns them."""
+        tr, nt = self.trainer, self.nt
+        net = tr.learned
+        order = np.random.default_rng([tr.seed, tr.epoch]).permutation(len(data))
+        mistakes = correct = done = 0
+        for a in range(0, len(order), BATCH):
+            idx = order[a:a + BATCH]
+            encs = [data[i][0] for i in idx]
+            items = network_items(net, encs)
+            T = _bucket(max(len(w) for w, _, _ in items))
+            empty = (np.zeros(1, dtype=np.int64), ["<root>"],
+                     np.zeros((0, max(nt.spec.vec_dim, 1)), np.float32))
+            rows = items + [empty] * (BATCH - len(items))
+            if nt.spec.vec_dim:
+                rows = [(w, f, np.zeros((0, nt.spec.vec_dim), np.float32) if v is None else v)
+                        for w, f, v in rows]
+            batch = encode_batch(rows, nt.spec, net.char_index, T)
+            lp = np.asarray(self._logprobs(nt.params, batch))
+            net.forget()
+            net.remember(encs, [lp[k, :e.n + 1, :e.n + 1].astype(np.float64)
+                                for k, e in enumerate(encs)])
+            cot = np.zeros(lp.shape, dtype=np.float32)
+            words = 0
+            for k, i in enumerate(idx):
+                enc, heads, keep = data[i]
+                wrong, right = tr.step(enc, heads, keep)
+                mistakes += wrong
+                correct += right
+                words += enc.n
+                if wrong:
+                    gmods, pmods, diff = tr.last
+                    rows_ = diff[:, None]
+                    N = enc.n + 1
+                    cot[k, :N, :N] = net.scale * ((pmods & rows_).astype(np.float32)
+                                                  - (gmods & rows_).astype(np.float32))
+                done += 1
+                if progress is not None:
+                    progress(done, enc.n)
+            if cot.any():
+                nt.params, nt.opt_state = self._step(nt.params, nt.opt_state, batch,
+                                                     cot / max(words, 1))
+                nt.steps += 1
+        tr.epoch += 1
+        nt.epoch = tr.epoch
+        self._sync()
+        if self.checkpoint:
+            nt.save_checkpoint(self._path(nt.epoch))
+        return mistakes, correct

@@ -48,7 +48,7 @@ from .data import check_training_sentences
 from .dense import DenseLearner
 from .devscore import evaluate_heads, final_dev
 from .labeler import learn_label_constraints, train_labeler, train_labeler_dense
-from .network import train_learned
+from .network import JointTraining, train_learned
 from .pruner import fresh_pruner_dense, jackknife_keep_masks, keep_masks, train_pruner
 from .sparsity import TemplateGroups
 from .tagger import tag_training_data
@@ -201,6 +201,7 @@ class Trainer:
                 if dense is not None:
                     dense.update(dg, scale, self.c)
         self.c += 1.0
+        self.last = (gmods, pmods, diff)  # the structures of this step (joint training)
         return bool(diff.any() or cdiff.any()), int((pmods & gmods).sum())
 
     def run_epoch(self, data, progress=None):
@@ -331,7 +332,8 @@ def train(train_sents, dev_sents=None, config: ModelConfig | None = None,
         t0 = time.perf_counter()
         bar = tqdm(total=len(data), desc=f"epoch {trainer.epoch + 1}/{epochs}", unit="sent",
                    disable=not bars, leave=False, mininterval=1.0)
-        mistakes, correct = trainer.run_epoch(data, progress=lambda j, n, bar=bar: bar.update(1))
+        run = trainer.run_epoch if setup.joint is None else setup.joint.run_epoch
+        mistakes, correct = run(data, progress=lambda j, n, bar=bar: bar.update(1))
         bar.close()
         record_epoch(setup, mistakes, correct, time.perf_counter() - t0, checkpoint)
     return finish_model(setup, train_sents, t_start)
@@ -390,6 +392,7 @@ class Setup:
     t_prune: float
     nwords: int
     tagger: Component | None = None  # the tagger and lemmatizer trained on all the data
+    joint: JointTraining | None = None  # the network's hinge steps (train --learned-joint)
 
 
 def _context_classes(vocab, sentences, config, seed):
@@ -486,8 +489,10 @@ def setup_training(train_sents, dev_sents, config=None, decoding=None, training=
                                     "pruner_heads_per_word": kept / words})
         log.info("pruner on dev: gold-arc recall %.2f%%, %.2f heads per word",
                  100.0 * hit / words, kept / words)
+    joint = (JointTraining(trainer, dev, checkpoint, resume)
+             if training.learned_joint and trainer.learned is not None else None)
     return Setup(trainer, parser, data, dev, dev_sents or None, encoded, heads, t_prune,
-                 sum(e.n for e in encoded), tagger)
+                 sum(e.n for e in encoded), tagger, joint)
 
 
 def record_epoch(setup: Setup, mistakes, correct, seconds, checkpoint, label="", **extra):
