@@ -182,8 +182,8 @@ def test_component_round_trip_and_scores():
 # -- the learned scores in the part tables, and the whole path ----------------------------
 
 TINY = dict(model="gs", learned_scale=1.0, learned_epochs=3, learned_hidden=8,
-            learned_layers=1, learned_joint=True, epochs=2, tagger=False, tokenizer=False, labeler_epochs=1,
-            bits=16, pruner_bits=14, labeler_bits=14, seed=3)
+            learned_layers=1, learned_joint=True, epochs=2, tagger=False, tokenizer=False,
+            labeler_epochs=1, bits=16, pruner_bits=14, labeler_bits=14, seed=3)
 
 
 @pytest.fixture(scope="module")
