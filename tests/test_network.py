@@ -287,3 +287,24 @@ def test_joint_training_resumes_bit_identically(tmp_path):
     assert all(np.array_equal(a[k], b[k]) for k in a)
     first = train(tr, None, progress=False, **dict(kw, learned_joint=False))
     assert not np.array_equal(first.components["network"].arrays["p.arc_U"], a["p.arc_U"])
+
+
+def test_parsing_a_learned_model_needs_no_jax(tiny, tmp_path):
+    """The parse path runs the network in NumPy: a fresh process parses with the tiny model
+    and never imports JAX, optax or depparse.learn."""
+    import subprocess
+    import sys
+
+    path, _, dev = tiny
+    src = tmp_path / "dev.conllu"
+    src.write_text(synthetic.conllu_text(5, seed=2), encoding="utf-8")
+    code = ("import sys, depparse\n"
+            f"p = depparse.load({str(path)!r})\n"
+            f"out = p.parse(depparse.read_conllu({str(src)!r}))\n"
+            "assert len(out) == 5\n"
+            "bad = [m for m in sys.modules if m.split('.')[0] in ('jax', 'optax')\n"
+            "       or m.startswith('depparse.learn')]\n"
+            "assert not bad, bad\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
