@@ -312,3 +312,12 @@ def test_parsing_a_learned_model_needs_no_jax(tiny, tmp_path):
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                        timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
+
+
+def test_joint_training_without_a_network_is_refused():
+    from depparse.api import train
+    from depparse.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="learned_joint"):
+        train(synthetic.sentences(5), None, progress=False, learned_joint=True,
+              tagger=False, tokenizer=False)

@@ -428,6 +428,9 @@ def setup_training(train_sents, dev_sents, config=None, decoding=None, training=
         if getattr(training, name) and not config.dense_layer:
             raise ConfigError(name, "reads the vectors of the dense arc term: it needs "
                                     "dense_layer > 0")
+    if training.learned_joint and not config.learned_scale:
+        raise ConfigError("learned_joint", "trains the learned network: it needs "
+                                           "learned_scale > 0")
     check_solver(config, decoding)
     check_training_sentences(train_sents, "training", decoding.single_root)
     if dev_sents:
