@@ -249,14 +249,14 @@ class TrainConfig(_Config):
     pruner_dense: float = setting(0.0, "dense arc scores in the pruner over the vectors of "
                                   "--dense-layer, learned at this AdaGrad rate (0: none)",
                                   lo=0.0, metavar="R")
-    learned_epochs: int = setting(10, "with --learned-scale: epochs of the network's training "
+    learned_epochs: int = setting(8, "with --learned-scale: epochs of the network's training "
                                   "(local losses: heads, labels, UPOS)", lo=1, metavar="E")
-    learned_hidden: int = setting(200, "with --learned-scale: BiLSTM units per direction", lo=1,
+    learned_hidden: int = setting(128, "with --learned-scale: BiLSTM units per direction", lo=1,
                                   metavar="H")
     learned_layers: int = setting(2, "with --learned-scale: BiLSTM layers", lo=1, hi=4,
                                   metavar="L")
-    learned_joint: bool = setting(False, "with --learned-scale: train the network on in the "
-                                  "parser's epochs too, by the gradient of the cost-augmented "
+    learned_joint: bool = setting(False, "with --learned-scale: keep training the network in "
+                                  "the parser's epochs, by the gradient of the cost-augmented "
                                   "structured hinge over Z (the sparse weights keep their PA "
                                   "steps in the same pass)")
     learned_lr: float = setting(2e-3, "with --learned-scale: Adam's learning rate", lo=0.0,
