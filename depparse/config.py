@@ -139,6 +139,11 @@ class ModelConfig(_Config):
     dense_scale: float = setting(1.0, "with --dense-layer: norm of the standardised word "
                                  "vectors (their share of every update)", lo=0.0, open_lo=True,
                                  metavar="S")
+    learned_scale: float = setting(0.0, "learned arc scores: a BiLSTM over words, characters "
+                                   "and (with --dense-layer) the encoder's vectors, its biaffine "
+                                   "log P(head | word) added to the part tables times S "
+                                   "(depparse.features.network; training needs JAX); 0: none",
+                                   lo=0.0, metavar="S")
     # the feature templates the weights belong to (FEATURE_SET of depparse.features.parts) and
     # the labeler's (LABELER_KIND of depparse.features.labels); files written before these
     # were recorded used feature set 1 and the per-arc labeler
@@ -244,6 +249,20 @@ class TrainConfig(_Config):
     pruner_dense: float = setting(0.0, "dense arc scores in the pruner over the vectors of "
                                   "--dense-layer, learned at this AdaGrad rate (0: none)",
                                   lo=0.0, metavar="R")
+    learned_epochs: int = setting(8, "with --learned-scale: epochs of the network's training "
+                                  "(local losses: heads, labels, UPOS)", lo=1, metavar="E")
+    learned_hidden: int = setting(128, "with --learned-scale: BiLSTM units per direction", lo=1,
+                                  metavar="H")
+    learned_layers: int = setting(2, "with --learned-scale: BiLSTM layers", lo=1, hi=4,
+                                  metavar="L")
+    learned_joint: bool = setting(False, "with --learned-scale: keep training the network in "
+                                  "the parser's epochs, by the gradient of the cost-augmented "
+                                  "structured hinge over Z (the sparse weights keep their PA "
+                                  "steps in the same pass)")
+    learned_lr: float = setting(2e-3, "with --learned-scale: Adam's learning rate", lo=0.0,
+                                open_lo=True, cli=())
+    learned_dropout: float = setting(0.33, "with --learned-scale: dropout of the network's "
+                                     "inputs and BiLSTM outputs", lo=0.0, hi=0.9, cli=())
     template_budget: int = setting(0, "structured sparsity (Martins et al. 2011): choose at "
                                    "most B of the parser's feature templates by group-lasso "
                                    "training, then train on those only (0: all templates)",

@@ -302,6 +302,9 @@ def train_distributed(train_sents, dev_sents=None, config=None, decoding=None, t
     if training is not None and training.template_budget:
         raise ConfigError("template_budget", "is not supported by iterative parameter mixing "
                           "(--scheduler): choose templates in one process")
+    if config is not None and config.learned_scale:
+        raise ConfigError("learned_scale", "is not supported by iterative parameter mixing "
+                          "(--scheduler): train the learned network in one process")
     from .learn.perceptron import finish_model, record_epoch, setup_training  # (trainer)
 
     t_start = time.perf_counter()

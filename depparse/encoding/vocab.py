@@ -84,6 +84,9 @@ class Encoded:
     feat_ptr: np.ndarray
     feat_ids: np.ndarray
     vectors: np.ndarray | None = None  # (n, dim) encoder vectors (Vocabularies.vector_layer)
+    # the forms themselves (root first), for the character representations of a learned
+    # network (depparse.features.network); set by Vocabularies.encode
+    forms: np.ndarray | None = None
 
     @property
     def n(self) -> int:
@@ -178,7 +181,7 @@ class Vocabularies:
                     fl.append(j)
             feat_ptr[i + 1] = len(fl)
         return Encoded(form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr,
-                       np.asarray(fl, dtype=np.int64), kept)
+                       np.asarray(fl, dtype=np.int64), kept, s.forms)
 
     def iter_context_vectors(self, sentences):
         """The ``vectors`` argument of :meth:`encode` for each of ``sentences``, in order:

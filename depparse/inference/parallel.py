@@ -27,6 +27,7 @@ import gc
 import multiprocessing as mp
 import os
 import signal
+import warnings
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
@@ -152,7 +153,13 @@ def parse_parallel(parser, sentences, jobs, kw, chunk_size=None, start_method=No
     ok = False
     futures: list = []
     try:
-        futures = [ex.submit(_work, t) for t in tasks]
+        with warnings.catch_warnings():
+            # JAX (imported where a learned network was trained in this process) warns at
+            # every fork that its threads may deadlock the child; the workers never call JAX
+            # (they run the network in NumPy), so the warning does not apply to them
+            warnings.filterwarnings("ignore", message=r"os\.fork\(\) was called",
+                                    category=RuntimeWarning)
+            futures = [ex.submit(_work, t) for t in tasks]
         for i, f in enumerate(futures):
             try:
                 start, res = f.result()

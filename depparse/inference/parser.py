@@ -28,6 +28,7 @@ from ..encoding.minilm import one_blas_thread, word_vectors
 from ..errors import InputWarning, UsageError
 from ..features.dense import DenseArcs, model_dense_term
 from ..features.label_dense import LabelDense
+from ..features.network import model_network
 from ..features.parts import build_parts, template_switches
 from ..model import Model
 from .candidates import candidate_arcs
@@ -37,6 +38,9 @@ from .tagging import Tagger
 from .tokenizer import Tokenizer
 
 __all__ = ["ParseResult", "Parser", "TAG_COLUMNS", "tree_decoder"]
+
+#: Sentences per forward pass of a learned network in :meth:`Parser.parse_many`.
+LEARNED_CHUNK = 32
 
 #: The columns the tagger can predict, and the Sentence attributes that hold them.
 TAG_COLUMNS = {"UPOS": "upos", "XPOS": "xpos", "LEMMA": "lemmas", "FEATS": "feats"}
@@ -95,6 +99,8 @@ class Parser:
         self.dense = model_dense_term(model.components.get("dense"), model.config.dense_layer,
                                       0 if model.vocab is None else model.vocab.vector_layer,
                                       model.config.dense_parts)
+        self.learned = model_network(model.components.get("network"),
+                                     model.config.learned_scale)
         pd = model.components.get("pruner_dense")
         self.pruner_dense = None if pd is None else DenseArcs.from_component(pd.meta, pd.arrays)
         self.labeler = None
@@ -140,13 +146,18 @@ class Parser:
     def part_table(self, enc, keep=None, weights=None, dense=None):
         """The scored parts (:class:`~depparse.decode.parts.PartTable`) of an encoded sentence
         over its candidate arcs (``keep``, computed by :meth:`keep_mask` when not given);
-        ``weights`` and ``dense`` replace the model's parser weights and dense arc term."""
+        ``weights`` and ``dense`` replace the model's parser weights and dense arc term.
+        The learned network's arc scores (models with ``learned_scale``;
+        :mod:`depparse.features.network`) are added to the kept arcs last."""
         if keep is None:
             keep = self.keep_mask(enc)
         w = self.w if weights is None else weights
-        return build_parts(enc, keep, w, self.config.bits, self.order,
-                           self.dense if dense is None else dense, self.templates_on,
-                           self.config.head_bigrams)
+        table = build_parts(enc, keep, w, self.config.bits, self.order,
+                            self.dense if dense is None else dense, self.templates_on,
+                            self.config.head_bigrams)
+        if self.learned is not None:
+            self.learned.add_scores(enc, keep, table.arc)
+        return table
 
     # -- decoding --------------------------------------------------------------------------
     def decode(self, enc, keep=None, max_iter=None, single_root=None, weights=None,
@@ -254,8 +265,21 @@ class Parser:
         # are small: threads only contend, worst in --jobs workers); set once, not per
         # sentence, which would cost more than the labeler's products
         with one_blas_thread():
-            return [self.parse_one(s, vectors=v, **kw)
-                    for s, v in zip(sentences, vectors, strict=True)]
+            if self.learned is None:
+                return [self.parse_one(s, vectors=v, **kw)
+                        for s, v in zip(sentences, vectors, strict=True)]
+            out, sentences = [], list(sentences)
+            for a in range(0, len(sentences), LEARNED_CHUNK):
+                chunk = sentences[a:a + LEARNED_CHUNK]
+                vecs = [next(vectors) for _ in chunk]
+                # the network's scores of the chunk in one forward pass (2.3x the words/s of
+                # one sentence at a time, benchmarks/experiments/README.md)
+                self.learned.remember([self.model.vocab.encode(s, v)
+                                       for s, v in zip(chunk, vecs, strict=True)])
+                out += [self.parse_one(s, vectors=v, **kw)
+                        for s, v in zip(chunk, vecs, strict=True)]
+                self.learned.forget()
+            return out
 
     def parse(self, sentences, *, max_iter=None, single_root=None, time_limit=None, jobs=1,
               retag=False):

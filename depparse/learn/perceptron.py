@@ -41,15 +41,17 @@ from ..encoding.context import ContextClasses
 from ..encoding.minilm import batch_word_vectors
 from ..encoding.vocab import Vocabularies
 from ..errors import CheckpointError, ConfigError, TrainingDataError
-from ..evaluate import evaluate
 from ..features.dense import DenseArcs
+from ..features.network import Network
 from ..features.parts import build_parts, model_families, structure_features, template_switches
 from ..inference.parser import Parser, tree_decoder
 from ..model import Component, Model, atomic_savez
 from .chain import chain_mistakes, chain_terms, decode_relaxed
 from .data import check_training_sentences
 from .dense import DenseLearner
+from .devscore import evaluate_heads, final_dev
 from .labeler import learn_label_constraints, train_labeler, train_labeler_dense
+from .network import JointTraining, train_learned
 from .pruner import fresh_pruner_dense, jackknife_keep_masks, keep_masks, train_pruner
 from .sparsity import TemplateGroups
 from .tagger import tag_training_data
@@ -88,6 +90,7 @@ class Trainer:
         self.history: list[dict] = []
         self.dense = None  # DenseLearner of models with dense_layer (set by setup_training)
         self.pruner_dense = None  # the pruner's DenseArcs (train --pruner-dense)
+        self.learned = None  # the learned network (train --learned-scale), fixed here
         self.groups = None  # TemplateGroups while choosing templates (train --template-budget)
         self.templates_on = self.update_on = template_switches(config.templates_off)
 
@@ -117,6 +120,8 @@ class Trainer:
             m.components["dense"] = Component(*self.dense_scorer(averaged).to_component())
         if self.pruner_dense is not None:
             m.components["pruner_dense"] = Component(*self.pruner_dense.to_component())
+        if self.learned is not None:
+            m.components["network"] = Component(*self.learned.to_component())
         return m
 
     def dense_scorer(self, averaged=True):
@@ -140,6 +145,8 @@ class Trainer:
         parts = build_parts(enc, keep, self.w, cfg.bits, order,
                             None if dense is None else dense.scorer, self.templates_on,
                             cfg.head_bigrams)
+        if self.learned is not None:  # the network's scores, fixed, beside the sparse ones
+            self.learned.add_scores(enc, keep, parts.arc)
         if tr.loss_aug > 0:
             # cost-augmented decoding: every wrong arc looks better by loss_aug, so the update
             # happens until the gold tree wins by a margin (Hamming loss)
@@ -183,6 +190,8 @@ class Trainer:
                 dot, norm = feature_stats(self.w, terms)
                 if dense is not None:
                     dot, norm = dot + dmargin, norm + float(dg @ dg)
+                if self.learned is not None:  # part of the margin, not of the step
+                    dot += self.learned.difference(enc, gmods, pmods, diff)
                 loss = float((pmods != gmods).sum())
                 if order == 2:
                     loss += float((ppar[1:] != gpar[1:]).sum())
@@ -195,6 +204,7 @@ class Trainer:
                 if dense is not None:
                     dense.update(dg, scale, self.c)
         self.c += 1.0
+        self.last = (gmods, pmods, diff)  # the structures of this step (joint training)
         return bool(diff.any() or cdiff.any()), int((pmods & gmods).sum())
 
     def run_epoch(self, data, progress=None):
@@ -235,6 +245,9 @@ class Trainer:
             meta["pruner_dense"], parrays = self.pruner_dense.to_component()
             parrays.update(self.pruner_dense.layout.split(self.pruner_dense.theta))  # float64
             arrays.update({f"pruner_dense.{k}": v for k, v in parrays.items()})
+        if self.learned is not None:
+            meta["network"], narrays = self.learned.to_component()
+            arrays.update({f"network.{k}": v for k, v in narrays.items()})
         arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
         atomic_savez(path, arrays)
 
@@ -261,6 +274,8 @@ class Trainer:
                 if meta.get("pruner_dense"):
                     t.pruner_dense = DenseArcs.from_component(meta["pruner_dense"],
                                                               _section(z, "pruner_dense."))
+                if meta.get("network"):
+                    t.learned = Network.from_component(meta["network"], _section(z, "network."))
         except CheckpointError:
             raise
         except Exception as e:  # noqa: BLE001 - whatever is wrong, it cannot be resumed from
@@ -276,21 +291,6 @@ class Trainer:
 def _section(npz, prefix):
     """The arrays of an open ``.npz`` whose names start with ``prefix``, without it."""
     return {k[len(prefix):]: npz[k] for k in npz.files if k.startswith(prefix)}
-
-
-def evaluate_heads(parser, dev, weights, max_iter=None, dense=None):
-    """UAS, certificate rate and seconds/sentence on (enc, heads, keep) triples (``dense``:
-    the dense arc term to score with, for models with one)."""
-    correct = total = cert = 0
-    t0 = time.perf_counter()
-    for enc, heads, keep in dev:
-        r = parser.decode(enc, keep=keep, weights=weights, max_iter=max_iter, dense=dense)
-        correct += int((r.heads[1:] == heads[1:]).sum())
-        total += enc.n
-        cert += r.certificate
-    n = max(1, len(dev))
-    return {"uas": 100.0 * correct / max(1, total), "cert": 100.0 * cert / n,
-            "sec_per_sent": (time.perf_counter() - t0) / n}
 
 
 def train(train_sents, dev_sents=None, config: ModelConfig | None = None,
@@ -335,7 +335,8 @@ def train(train_sents, dev_sents=None, config: ModelConfig | None = None,
         t0 = time.perf_counter()
         bar = tqdm(total=len(data), desc=f"epoch {trainer.epoch + 1}/{epochs}", unit="sent",
                    disable=not bars, leave=False, mininterval=1.0)
-        mistakes, correct = trainer.run_epoch(data, progress=lambda j, n, bar=bar: bar.update(1))
+        run = trainer.run_epoch if setup.joint is None else setup.joint.run_epoch
+        mistakes, correct = run(data, progress=lambda j, n, bar=bar: bar.update(1))
         bar.close()
         record_epoch(setup, mistakes, correct, time.perf_counter() - t0, checkpoint)
     return finish_model(setup, train_sents, t_start)
@@ -394,6 +395,7 @@ class Setup:
     t_prune: float
     nwords: int
     tagger: Component | None = None  # the tagger and lemmatizer trained on all the data
+    joint: JointTraining | None = None  # the network's hinge steps (train --learned-joint)
 
 
 def _context_classes(vocab, sentences, config, seed):
@@ -429,6 +431,9 @@ def setup_training(train_sents, dev_sents, config=None, decoding=None, training=
         if getattr(training, name) and not config.dense_layer:
             raise ConfigError(name, "reads the vectors of the dense arc term: it needs "
                                     "dense_layer > 0")
+    if training.learned_joint and not config.learned_scale:
+        raise ConfigError("learned_joint", "trains the learned network: it needs "
+                                           "learned_scale > 0")
     check_solver(config, decoding)
     check_training_sentences(train_sents, "training", decoding.single_root)
     if dev_sents:
@@ -446,6 +451,11 @@ def setup_training(train_sents, dev_sents, config=None, decoding=None, training=
                                                   training)
     encoded = [vocab.encode(s, v) for s, v in zip(train_sents, vectors, strict=True)]
     heads = [np.asarray(s.heads, dtype=np.int64) for s in train_sents]
+    denc = [vocab.encode(s, v) for s, v in zip(dev_sents, vocab.iter_context_vectors(
+        dev_sents), strict=True)] if dev_sents else None
+    learned, hist = train_learned(None if trainer is None else trainer.learned, config,
+                                  training, vocab, train_sents, encoded, dev_sents, denc,
+                                  checkpoint, resume)
     t_prune = 0.0
     if trainer is None:
         pruner = pruner_dense = dense = None
@@ -463,7 +473,9 @@ def setup_training(train_sents, dev_sents, config=None, decoding=None, training=
         trainer = Trainer(config, vocab, pruner, decoding, training)
         trainer.dense = dense
         trainer.pruner_dense = pruner_dense
+        trainer.learned, trainer.history = learned, hist
     parser = Parser(trainer.model(averaged=False))
+    parser.learned = trainer.learned  # with the scores computed above
     train_keep = jackknife_keep_masks(
         config, decoding, encoded, heads, training.pruner_folds, training.pruner_epochs, seed,
         trainer.pruner_dense, training.pruner_dense) if config.order > 0 else None
@@ -472,8 +484,6 @@ def setup_training(train_sents, dev_sents, config=None, decoding=None, training=
     data = list(zip(encoded, heads, train_keep, strict=True))
     dev = None
     if dev_sents:
-        denc = [vocab.encode(s, v) for s, v in
-                zip(dev_sents, vocab.iter_context_vectors(dev_sents), strict=True)]
         dheads = [np.asarray(s.heads, dtype=np.int64) for s in dev_sents]
         dkeep = keep_masks(parser, denc)
         dev = list(zip(denc, dheads, dkeep, strict=True))
@@ -485,8 +495,10 @@ def setup_training(train_sents, dev_sents, config=None, decoding=None, training=
                                     "pruner_heads_per_word": kept / words})
         log.info("pruner on dev: gold-arc recall %.2f%%, %.2f heads per word",
                  100.0 * hit / words, kept / words)
+    joint = (JointTraining(trainer, dev, checkpoint, resume)
+             if training.learned_joint and trainer.learned is not None else None)
     return Setup(trainer, parser, data, dev, dev_sents or None, encoded, heads, t_prune,
-                 sum(e.n for e in encoded), tagger)
+                 sum(e.n for e in encoded), tagger, joint)
 
 
 def record_epoch(setup: Setup, mistakes, correct, seconds, checkpoint, label="", **extra):
@@ -562,31 +574,6 @@ def finish_model(setup: Setup, train_sents, t_start, **extra) -> Model:
         except TrainingDataError as e:
             log.warning("no plain-text tokenizer (the model will read CoNLL-U only): %s", e)
     if setup.dev is not None:
-        info["final_dev"] = _final_dev(model, setup.dev, setup.dev_sents)
+        info["final_dev"] = final_dev(model, setup.dev, setup.dev_sents)
     info["total_seconds"] = time.perf_counter() - t_start
     return model
-
-
-def _final_dev(model, dev, dev_sents):
-    """The finished model (averaged weights, labeler) on the dev data, decoded as ``depparse
-    parse`` decodes: UAS, LAS (when there is a labeler), the trees proved optimal and those
-    with a dual certificate."""
-    t0 = time.perf_counter()
-    p = Parser(model)
-    parsed, cert, proved = [], 0, 0
-    for (enc, _, keep), s in zip(dev, dev_sents, strict=True):
-        r = p.decode(enc, keep=keep)
-        cert += r.certificate
-        proved += r.optimal
-        rels = p.labeler.label_strings(enc, r.heads) if p.labeler else s.rels
-        parsed.append(s.with_parse(r.heads, rels))
-    sc = evaluate(dev_sents, parsed)
-    n = max(1, len(dev))
-    out = {"uas": sc.uas, "las": sc.las if p.labeler else None, "cert": 100.0 * cert / n,
-           "proved": 100.0 * proved / n, "max_iter": model.decoding.max_iter,
-           "seconds": time.perf_counter() - t0}
-    las = "" if out["las"] is None else f", LAS {out['las']:.2f}"
-    log.info("final model on dev: UAS %.2f%s, proved optimal %.1f%% (dual certificates "
-             "%.1f%%), as in parsing, %.0f s", out["uas"], las, out["proved"], out["cert"],
-             out["seconds"])
-    return out

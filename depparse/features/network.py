@@ -1,0 +1,416 @@
+"""Learned scores: a BiLSTM over words, characters and frozen encoder vectors, with a biaffine
+arc scorer, a biaffine label scorer and a tag classifier (the network's maths, one definition).
+
+The sparse templates see words, tags and contextual classes through hashed features, and the
+dense arc term (:mod:`.dense`) sees the frozen MiniLM vectors through linear terms.  This
+module gives the parser a representation *learned for parsing*, after Kiperwasser and
+Goldberg (2016, TACL, Sec. 3-4: a BiLSTM over the sentence feeding arc scores) and Dozat and
+Manning (2017, ICLR, Sec. 2.2-2.3: deep biaffine attention).  For word ``i`` the input is
+
+``x_i = [e_word(w_i) ; charCNN(c_i) ; P z_i]``
+
+(``e_word`` a learned embedding of the lower-cased form id of the model's vocabulary;
+``charCNN`` a width-3 convolution over learned character embeddings, max-pooled over the
+characters, as Ma and Hovy 2016, Sec. 2.1; ``z_i`` the word's standardised vector of the
+frozen encoder layer the model keeps, :attr:`~depparse.encoding.vocab.Vocabularies.vector_layer`,
+projected by ``P``; absent for languages without an encoder).  ``L`` BiLSTM layers give
+``r_i`` (``2H`` dimensions); then, with ``a^head_i = f(W r_i + b)`` and ``a^dep_i`` alike
+(``f`` the leaky ReLU; Dozat and Manning's Eq. 6-7),
+
+``s(h, m) = a^head_h U a^dep_m + u . a^head_h``  (the arc score, ``scores[h, m]``)
+
+and the part table receives ``scale * log P(h | m)``, the log-softmax of ``s(., m)`` over the
+candidate heads of ``m`` (all words and the root), for every kept arc
+(:meth:`Network.add_scores`).  Labels: ``s(y | h, m) = [b^dep_m ; 1] U_y [b^head_h ; 1]``
+(Dozat and Manning Eq. 8 with the bias terms folded in); tags: ``V r_i + c``.
+
+The functions take the array module ``xp`` (NumPy here; ``jax.numpy`` in
+:mod:`depparse.learn.network`, which trains the network) and a ``scan`` for the recurrence
+(:func:`numpy_scan` here, ``jax.lax.scan`` there): one definition of the maths, whose two
+runs a test holds equal to float32 round-off.  Parsing needs NumPy only.
+
+The index convention is the package's: ``scores[h, m]``, root 0; a batch has ``T`` positions
+per sentence (root included), padded at the end, ``lengths`` the true ``n + 1``.
+
+A model stores the network as its component ``"network"`` (float16 parameters, the character
+vocabulary and the standardisation in JSON; :meth:`Network.to_component`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from ..errors import ModelError, check_component
+
+__all__ = ["FORMAT", "Network", "NetworkSpec", "VERSION", "arc_scores", "char_ids",
+           "encode_batch", "forward", "init_params", "label_scores", "log_softmax_heads",
+           "model_network", "numpy_scan", "tag_scores"]
+
+FORMAT = "depparse-network"
+VERSION = 1
+PAD, UNK_CHAR, ROOT_CHAR = 0, 1, 2  # reserved character ids
+CHAR_SPECIALS = 3
+NEG = -1e9  # the score of an impossible arc (finite: log-softmax stays finite)
+
+
+@dataclass(frozen=True)
+class NetworkSpec:
+    """Sizes of the network (module docstring)."""
+
+    words: int
+    chars: int
+    labels: int
+    tags: int
+    vec_dim: int = 0
+    word_dim: int = 100
+    char_dim: int = 32
+    char_filters: int = 100
+    hidden: int = 200
+    layers: int = 2
+    arc_dim: int = 256
+    label_dim: int = 64
+    max_chars: int = 16
+
+    @property
+    def input_dim(self) -> int:
+        return self.word_dim + self.char_filters + (self.word_dim if self.vec_dim else 0)
+
+    def shapes(self) -> dict:
+        """``{name: shape}`` of every parameter, in a fixed order."""
+        H, A, B = self.hidden, self.arc_dim, self.label_dim
+        out = {"word": (self.words, self.word_dim), "char": (self.chars, self.char_dim),
+               "conv_w": (3 * self.char_dim, self.char_filters),
+               "conv_b": (self.char_filters,)}
+        if self.vec_dim:
+            out["vec_w"] = (self.vec_dim, self.word_dim)
+        size = self.input_dim
+        for layer in range(self.layers):
+            for d in "fb":
+                out[f"lstm{layer}{d}_w"] = (size + H, 4 * H)
+                out[f"lstm{layer}{d}_b"] = (4 * H,)
+            size = 2 * H
+        out.update({"arc_head_w": (size, A), "arc_head_b": (A,), "arc_dep_w": (size, A),
+                    "arc_dep_b": (A,), "arc_U": (A, A), "arc_u": (A,),
+                    "lab_head_w": (size, B), "lab_head_b": (B,), "lab_dep_w": (size, B),
+                    "lab_dep_b": (B,), "lab_U": (self.labels, B + 1, B + 1),
+                    "tag_w": (size, self.tags), "tag_b": (self.tags,)})
+        return out
+
+
+def init_params(spec: NetworkSpec, seed: int) -> dict:
+    """Fresh float32 parameters: weights ``N(0, 1 / fan_in)``, embeddings ``N(0, 0.1^2)``,
+    biases 0 (the LSTM's forget gates 1, Jozefowicz et al. 2015), ``arc_U`` and ``lab_U``
+    zero (Dozat and Manning initialise them at zero), all from ``default_rng([seed, 2617])``."""
+    rng = np.random.default_rng([seed, 2617])
+    out = {}
+    H = spec.hidden
+    for name, shape in spec.shapes().items():
+        if name in ("word", "char"):
+            a = 0.1 * rng.standard_normal(shape)
+        elif name.endswith("_b") or name in ("arc_u", "arc_U", "lab_U"):
+            a = np.zeros(shape)
+            if name.startswith("lstm"):
+                a[H:2 * H] = 1.0
+        else:
+            a = rng.standard_normal(shape) / np.sqrt(shape[0])
+        out[name] = a.astype(np.float32)
+    return out
+
+
+def numpy_scan(f, carry, xs):
+    """``jax.lax.scan`` for NumPy: ``carry, y = f(carry, x)`` over the first axis of ``xs``;
+    returns ``(carry, stacked ys)``."""
+    ys = []
+    for x in xs:
+        carry, y = f(carry, x)
+        ys.append(y)
+    return carry, np.stack(ys)
+
+
+def _sigmoid(xp, x):
+    return 0.5 * (xp.tanh(0.5 * x) + 1.0)  # no overflow in exp for large |x|
+
+
+def _leaky(xp, x):
+    return xp.where(x > 0, x, 0.1 * x)
+
+
+def _lstm(xp, scan, w, b, x, H):
+    """One direction of an LSTM (Hochreiter and Schmidhuber 1997, with forget gates) over
+    ``x`` (B, T, I): the hidden states (B, T, H).  Gates in the order i, f, g, o."""
+    B, T, size = x.shape
+    xw = x @ w[:size] + b  # (B, T, 4H): the input's share, for all positions at once
+    wh = w[size:]
+
+    def cell(carry, xt):
+        h, c = carry
+        z = xt + h @ wh
+        i, f, g, o = (z[:, k * H:(k + 1) * H] for k in range(4))
+        c = _sigmoid(xp, f) * c + _sigmoid(xp, i) * xp.tanh(g)
+        h = _sigmoid(xp, o) * xp.tanh(c)
+        return (h, c), h
+
+    zero = xp.zeros((B, H), dtype=x.dtype)
+    _, hs = scan(cell, (zero, zero), xp.transpose(xw, (1, 0, 2)))
+    return xp.transpose(hs, (1, 0, 2))
+
+
+def forward(xp, scan, p, batch, spec: NetworkSpec, drop=None):
+    """The words' representations ``r`` (B, T, 2H) of a batch (:func:`encode_batch`).
+
+    ``drop(x, k)``: dropout on the ``k``-th dropped tensor (training only; None: none)."""
+    if drop is None:
+        def drop(x, k):
+            return x
+    words, chars = batch["words"], batch["chars"]
+    parts = [drop(p["word"][words], 0)]
+    e = p["char"][chars]  # (B, T, C, e)
+    B, T, C, E = e.shape
+    z = xp.zeros((B, T, 1, E), dtype=e.dtype)
+    pad = xp.concatenate([z, e, z], axis=2)
+    win = xp.concatenate([pad[:, :, :-2], pad[:, :, 1:-1], pad[:, :, 2:]], axis=3)
+    conv = xp.tanh(win @ p["conv_w"] + p["conv_b"])
+    conv = xp.where((chars > 0)[..., None], conv, -1.0)  # tanh >= -1: padding never wins
+    parts.append(drop(conv.max(axis=2), 1))
+    if spec.vec_dim:
+        parts.append(drop(batch["vectors"] @ p["vec_w"], 2))
+    x = xp.concatenate(parts, axis=-1)
+    rev = batch["rev"][..., None]
+    for layer in range(spec.layers):
+        fwd = _lstm(xp, scan, p[f"lstm{layer}f_w"], p[f"lstm{layer}f_b"], x, spec.hidden)
+        xr = xp.take_along_axis(x, rev, axis=1)  # each sentence reversed within its length
+        bwd = _lstm(xp, scan, p[f"lstm{layer}b_w"], p[f"lstm{layer}b_b"], xr, spec.hidden)
+        x = drop(xp.concatenate([fwd, xp.take_along_axis(bwd, rev, axis=1)], axis=-1),
+                 3 + layer)
+    return x
+
+
+def arc_scores(xp, p, r, lengths):
+    """Biaffine arc scores (B, T, T), ``[b, h, m]``; impossible arcs (a padding head, a word
+    heading itself) get :data:`NEG`."""
+    hd = _leaky(xp, r @ p["arc_head_w"] + p["arc_head_b"])
+    dp = _leaky(xp, r @ p["arc_dep_w"] + p["arc_dep_b"])
+    s = (hd @ p["arc_U"]) @ xp.transpose(dp, (0, 2, 1)) + (hd @ p["arc_u"])[:, :, None]
+    T = r.shape[1]
+    pos = xp.arange(T)
+    ok = (pos[None, :] < lengths[:, None])[:, :, None] & (pos[:, None] != pos[None, :])[None]
+    return xp.where(ok, s, NEG)
+
+
+def log_softmax_heads(xp, s):
+    """``log P(h | m)``: the log-softmax of ``s[b, :, m]`` over the heads ``h``."""
+    top = s.max(axis=1, keepdims=True)
+    return s - top - xp.log(xp.exp(s - top).sum(axis=1, keepdims=True))
+
+
+def label_scores(xp, p, r, heads):
+    """Label scores (B, T, labels) of each word under its head ``heads`` (B, T)."""
+    lh = _leaky(xp, r @ p["lab_head_w"] + p["lab_head_b"])
+    ld = _leaky(xp, r @ p["lab_dep_w"] + p["lab_dep_b"])
+    lh = xp.take_along_axis(lh, heads[..., None], axis=1)
+    one = xp.ones(ld.shape[:2] + (1,), dtype=ld.dtype)
+    ld = xp.concatenate([ld, one], axis=-1)
+    lh = xp.concatenate([lh, one], axis=-1)
+    return xp.einsum("bmi,yij,bmj->bmy", ld, p["lab_U"], lh)
+
+
+def tag_scores(xp, p, r):
+    """UPOS scores (B, T, tags)."""
+    return r @ p["tag_w"] + p["tag_b"]
+
+
+def char_ids(form: str, index: dict, C: int) -> list[int]:
+    """The character ids of a form, at most ``C`` (the first and last ``C / 2`` of a longer
+    form: its prefix and its suffix)."""
+    if len(form) > C:
+        form = form[:C // 2] + form[len(form) - (C - C // 2):]
+    return [index.get(ch, UNK_CHAR) for ch in form]
+
+
+def encode_batch(items, spec: NetworkSpec, char_index: dict, T=None):
+    """A padded batch from ``(word ids (N,), forms (N,) with the root's first, vectors (n, V)
+    standardised or None)`` per sentence; ``T`` at least the longest ``N``.
+
+    Returns a dict of NumPy arrays: ``words`` (B, T) int32, ``chars`` (B, T, C) int32,
+    ``vectors`` (B, T, V) float32 (row 0, the root, zero), ``lengths`` (B,) int32 and ``rev``
+    (B, T) int32, the positions of each sentence read backwards within its length.
+    """
+    T = max(len(w) for w, _, _ in items) if T is None else T
+    B, C = len(items), spec.max_chars
+    words = np.zeros((B, T), dtype=np.int32)
+    chars = np.zeros((B, T, C), dtype=np.int32)
+    vecs = np.zeros((B, T, max(spec.vec_dim, 1)), dtype=np.float32)
+    lengths = np.zeros(B, dtype=np.int32)
+    rev = np.tile(np.arange(T, dtype=np.int32), (B, 1))
+    for b, (w, forms, v) in enumerate(items):
+        N = len(w)
+        words[b, :N] = w
+        lengths[b] = N
+        rev[b, :N] = np.arange(N - 1, -1, -1)
+        chars[b, 0, 0] = ROOT_CHAR
+        for i in range(1, N):
+            c = char_ids(forms[i], char_index, C)
+            chars[b, i, :len(c)] = c
+        if spec.vec_dim:
+            vecs[b, 1:N] = v
+    out = {"words": words, "chars": chars, "lengths": lengths, "rev": rev}
+    if spec.vec_dim:
+        out["vectors"] = vecs
+    return out
+
+
+class Network:
+    """A trained network and its NumPy forward pass (module docstring).
+
+    Parameters
+    ----------
+    spec : NetworkSpec
+    params : dict of float32 arrays
+    chars : list of str
+        The character vocabulary (ids from :data:`CHAR_SPECIALS` on).
+    mean, std : (V,) arrays or None
+        Standardisation of the frozen encoder vectors (models with ``vec_dim``).
+    scale : float
+        The factor of ``log P(h | m)`` in the part table.
+    """
+
+    def __init__(self, spec: NetworkSpec, params, chars, mean=None, std=None, scale=1.0):
+        self.spec = spec
+        self.params = {k: np.asarray(v, dtype=np.float32) for k, v in params.items()}
+        for k, shape in spec.shapes().items():
+            if self.params.get(k) is None or self.params[k].shape != shape:
+                raise ValueError(f"network parameter {k}: shape "
+                                 f"{getattr(self.params.get(k), 'shape', None)}, expected {shape}")
+        self.chars = list(chars)
+        self.char_index = {c: i + CHAR_SPECIALS for i, c in enumerate(self.chars)}
+        self.mean = None if mean is None else np.asarray(mean, dtype=np.float32)
+        self.std = None if std is None else np.asarray(std, dtype=np.float32)
+        self.scale = float(scale)
+        self._cache: dict = {}
+
+    def standardise(self, vectors):
+        """(n, V) float32: ``(v - mean) / std`` (None for a network without vectors)."""
+        if not self.spec.vec_dim:
+            return None
+        if vectors is None:
+            raise ValueError("this network reads the encoder's vectors, but the encoded "
+                             "sentence has none (encode it with the model's vocabularies)")
+        return (np.asarray(vectors, dtype=np.float32) - self.mean) / self.std
+
+    def item(self, enc):
+        """``(word ids, forms, standardised vectors)`` of an encoded sentence."""
+        if enc.forms is None:
+            raise ValueError("the network reads the words' characters: encode the sentence "
+                             "with Vocabularies.encode")
+        words = np.minimum(enc.form, self.spec.words - 1)
+        return words, enc.forms, self.standardise(enc.vectors)
+
+    def represent(self, items):
+        """``(r, batch)``: the representations of a list of :meth:`item` s."""
+        batch = encode_batch(items, self.spec, self.char_index)
+        return forward(np, numpy_scan, self.params, batch, self.spec), batch
+
+    def arc_logprobs(self, enc) -> np.ndarray:
+        """(N, N) float64 ``log P(h | m)`` of one encoded sentence (column ``m``)."""
+        hit = self._cache.get(self._key(enc))
+        if hit is not None:
+            return hit
+        r, batch = self.represent([self.item(enc)])
+        s = arc_scores(np, self.params, r, batch["lengths"])
+        return log_softmax_heads(np, s)[0].astype(np.float64)
+
+    def batch_logprobs(self, encs, batch=64) -> list:
+        """:meth:`arc_logprobs` of many encoded sentences, ``batch`` of similar length per
+        forward pass (each sentence's scores those it gets alone, to float32 round-off)."""
+        out = [None] * len(encs)
+        order = sorted(range(len(encs)), key=lambda i: (encs[i].n, i))
+        for a in range(0, len(order), batch):
+            idx = order[a:a + batch]
+            r, b = self.represent([self.item(encs[i]) for i in idx])
+            lp = log_softmax_heads(np, arc_scores(np, self.params, r, b["lengths"]))
+            for k, i in enumerate(idx):
+                N = encs[i].n + 1
+                out[i] = lp[k, :N, :N].astype(np.float64)
+        return out
+
+    @staticmethod
+    def _key(enc):
+        # the network's input is a function of the forms alone (word ids, characters, and the
+        # frozen encoder's vectors, which are bit for bit those of the sentence alone)
+        return tuple(enc.forms)
+
+    def remember(self, encs, logprobs=None) -> None:
+        """Keep ``log P(h | m)`` of these encoded sentences (computed here, many per forward
+        pass, when not given), for :meth:`arc_logprobs` to look up until :meth:`forget`:
+        a trainer's scores of its data, or a chunk of sentences about to be parsed."""
+        if logprobs is None:
+            logprobs = self.batch_logprobs(encs)
+        for e, lp in zip(encs, logprobs, strict=True):
+            self._cache[self._key(e)] = lp
+
+    def forget(self) -> None:
+        self._cache.clear()
+
+    def add_scores(self, enc, keep, arc) -> None:
+        """``arc[h, m] += scale * log P(h | m)`` for the kept arcs."""
+        lp = self.arc_logprobs(enc)
+        arc[keep] += self.scale * lp[keep]
+
+    def difference(self, enc, gold_mods, pred_mods, only) -> float:
+        """``scale * (sum of log P over gold arcs - over predicted arcs)`` of the automata
+        ``only`` where the two differ (the network's share of a PA margin)."""
+        lp = self.arc_logprobs(enc)
+        rows = only[:, None]
+        return self.scale * float(lp[gold_mods & ~pred_mods & rows].sum()
+                                  - lp[pred_mods & ~gold_mods & rows].sum())
+
+    def tags(self, enc) -> np.ndarray:
+        """(n,) the most likely UPOS id (the order of the training's tag list) of each word."""
+        r, _ = self.represent([self.item(enc)])
+        return tag_scores(np, self.params, r)[0, 1:].argmax(-1)
+
+    # -- storage ---------------------------------------------------------------------------
+    def to_component(self):
+        """``(meta, arrays)`` of the model component ``"network"`` (float16 parameters)."""
+        meta = {"format": FORMAT, "version": VERSION, "spec": asdict(self.spec),
+                "chars": "".join(self.chars), "scale": self.scale}
+        arrays = {f"p.{k}": v.astype(np.float16) for k, v in self.params.items()}
+        if self.spec.vec_dim:
+            arrays["mean"] = self.mean.astype(np.float32)
+            arrays["std"] = self.std.astype(np.float32)
+        return meta, arrays
+
+    @classmethod
+    def from_component(cls, meta, arrays) -> Network:
+        """Inverse of :meth:`to_component`; raises :class:`~depparse.errors.ModelError`."""
+        check_component(meta, FORMAT, VERSION, "learned network")
+        try:
+            spec = NetworkSpec(**meta["spec"])
+            params = {k[2:]: v for k, v in arrays.items() if k.startswith("p.")}
+            return cls(spec, params, list(meta["chars"]), arrays.get("mean"),
+                       arrays.get("std"), meta["scale"])
+        except (KeyError, ValueError, TypeError) as e:
+            raise ModelError(f"the model's learned network is corrupt ({e})") from None
+
+    def rounded(self) -> Network:
+        """The network with its parameters rounded to float16, as a model file keeps them."""
+        return Network(self.spec, {k: v.astype(np.float16) for k, v in self.params.items()},
+                       self.chars, self.mean, self.std, self.scale)
+
+
+def model_network(component, scale) -> Network | None:
+    """The learned network of a model: its component ``"network"`` (a ``Component`` or None),
+    checked against ``ModelConfig.learned_scale``; raises
+    :class:`~depparse.errors.ModelError` when they disagree."""
+    if component is None:
+        if scale:
+            raise ModelError("the model was trained with learned arc scores (learned_scale "
+                             f"{scale}) but has no 'network' component: corrupt model file")
+        return None
+    net = Network.from_component(component.meta, component.arrays)
+    if net.scale != scale:
+        raise ModelError(f"the model's learned network has scale {net.scale}, its "
+                         f"configuration says {scale}: corrupt model file")
+    return net

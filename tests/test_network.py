@@ -1,0 +1,323 @@
+"""The learned network (depparse/features/network.py, depparse/learn/network.py): the NumPy
+and JAX forward passes equal to float32 round-off, the loss's gradient against finite
+differences, deterministic and bit-identically resumable training, the component's round
+trip, part tables holding sparse + learned scores, decoders on them against brute force, and
+the whole path in a tiny configuration (train, save, load, parse, every tree proved)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import synthetic
+from naive import all_trees, table_score
+
+from depparse.features.network import (
+    Network,
+    NetworkSpec,
+    arc_scores,
+    encode_batch,
+    forward,
+    init_params,
+    label_scores,
+    log_softmax_heads,
+    numpy_scan,
+    tag_scores,
+)
+from depparse.learn.network import have_jax
+
+needs_jax = pytest.mark.skipif(
+    not have_jax(), reason="JAX and optax are not installed (the learned network trains with "
+                           "them): pip install 'depparse[learned]'")
+
+SPEC = NetworkSpec(words=30, chars=20, labels=7, tags=6, vec_dim=5, word_dim=6, char_dim=4,
+                   char_filters=5, hidden=7, layers=2, arc_dim=8, label_dim=3, max_chars=6)
+
+
+def _items(seed=0, lengths=(4, 7, 2)):
+    rng = np.random.default_rng(seed)
+    out = []
+    for n in lengths:
+        words = np.concatenate([[1], rng.integers(2, SPEC.words, n)])
+        forms = ["<root>"] + ["".join(rng.choice(list("abcdeéxyz"), rng.integers(1, 10)))
+                              for _ in range(n)]
+        out.append((words, forms, rng.standard_normal((n, SPEC.vec_dim)).astype(np.float32)))
+    return out
+
+
+def _params(seed=0):
+    p = init_params(SPEC, seed)
+    rng = np.random.default_rng([seed, 1])
+    # the zero-initialised bilinear forms and biases made non-zero, so that every term counts
+    return {k: (v + 0.3 * rng.standard_normal(v.shape)).astype(np.float32) for k, v in p.items()}
+
+
+def _numpy_outputs(p, batch, heads):
+    r = forward(np, numpy_scan, p, batch, SPEC)
+    return (log_softmax_heads(np, arc_scores(np, p, r, batch["lengths"])),
+            label_scores(np, p, r, heads), tag_scores(np, p, r))
+
+
+def test_padding_and_batching_do_not_change_a_sentence():
+    """A sentence's outputs are the same alone and in a padded batch with others (the
+    backward LSTM reads it within its own length)."""
+    p = _params()
+    index = {c: i + 3 for i, c in enumerate("abcdeéxyz")}
+    items = _items()
+    batch = encode_batch(items, SPEC, index, T=10)
+    heads = np.zeros((3, 10), dtype=np.int64)
+    lp, ls, ts = _numpy_outputs(p, batch, heads)
+    for b, it in enumerate(items):
+        one = encode_batch([it], SPEC, index)
+        N = len(it[0])
+        lp1, ls1, ts1 = _numpy_outputs(p, one, heads[:1, :N])
+        np.testing.assert_allclose(lp[b, :N, :N], lp1[0], atol=2e-5)
+        np.testing.assert_allclose(ts[b, :N], ts1[0], atol=2e-5)
+        np.testing.assert_allclose(ls[b, :N], ls1[0], atol=2e-5)
+
+
+@needs_jax
+def test_numpy_and_jax_forward_agree():
+    """One definition of the maths, two array modules: equal to float32 round-off."""
+    import jax
+    import jax.numpy as jnp
+
+    p = _params(1)
+    index = {c: i + 3 for i, c in enumerate("abcdeéxyz")}
+    batch = encode_batch(_items(1), SPEC, index, T=9)
+    heads = np.random.default_rng(0).integers(0, 3, (3, 9))
+    want = _numpy_outputs(p, batch, heads)
+    jp = {k: jnp.asarray(v) for k, v in p.items()}
+    jb = {k: jnp.asarray(v) for k, v in batch.items()}
+    r = forward(jnp, jax.lax.scan, jp, jb, SPEC)
+    got = (log_softmax_heads(jnp, arc_scores(jnp, jp, r, jb["lengths"])),
+           label_scores(jnp, jp, r, jnp.asarray(heads)), tag_scores(jnp, jp, r))
+    for a, b in zip(want, got, strict=True):
+        ok = np.asarray(a) > -1e8  # the impossible arcs are -1e9 - logsumexp in both
+        np.testing.assert_allclose(np.asarray(b)[ok], np.asarray(a)[ok], rtol=1e-5, atol=1e-5)
+
+
+def _gold(items, seed=0):
+    rng = np.random.default_rng([seed, 5])
+    out = []
+    for w, _, _ in items:
+        N = len(w)
+        heads = np.array([0] + [int(rng.integers(0, N)) for _ in range(N - 1)])
+        heads[1:][heads[1:] == np.arange(1, N)] = 0
+        out.append((heads, rng.integers(0, SPEC.labels, N), rng.integers(0, SPEC.tags, N)))
+    return out
+
+
+@needs_jax
+def test_loss_gradient_matches_finite_differences():
+    """The training loss's gradient (jax.grad through the shared forward pass) against central
+    differences, in float64, for a sample of coordinates of every parameter."""
+    import jax
+    import jax.numpy as jnp
+
+    from depparse.learn.network import NetworkTrainer
+
+    items = _items(2)
+    gold = _gold(items)
+    with jax.enable_x64(True):
+        net = Network(SPEC, _params(2), list("abcdeéxyz"), np.zeros(5), np.ones(5))
+        t = NetworkTrainer(net, dropout=0.0, word_dropout=0.0)
+        loss = t._loss_fn()
+        _, batch = next(t.batches(items, gold))
+        batch = {k: jnp.asarray(v) for k, v in batch.items()}
+        p64 = {k: jnp.asarray(v, dtype=jnp.float64) for k, v in net.params.items()}
+        key = jax.random.PRNGKey(0)
+        vg = jax.jit(jax.value_and_grad(lambda q: loss(q, batch, key)))  # one compilation
+
+        def f(q):
+            return vg(q)[0]
+
+        grads = vg(p64)[1]
+        rng = np.random.default_rng(3)
+        eps = 1e-6
+        for name, v in p64.items():
+            flat = np.asarray(v).ravel()
+            for j in rng.choice(flat.size, min(3, flat.size), replace=False):
+                if name == "word" and j // SPEC.word_dim not in set(
+                        np.asarray(batch["words"]).ravel()):
+                    continue
+                d = np.zeros_like(flat)
+                d[j] = eps
+                up = dict(p64, **{name: jnp.asarray((flat + d).reshape(v.shape))})
+                dn = dict(p64, **{name: jnp.asarray((flat - d).reshape(v.shape))})
+                fd = (float(f(up)) - float(f(dn))) / (2 * eps)
+                g = float(np.asarray(grads[name]).ravel()[j])
+                assert abs(fd - g) <= 1e-6 + 1e-4 * abs(g), (name, j, fd, g)
+
+
+@needs_jax
+def test_training_is_deterministic_and_resumes_bit_identically(tmp_path):
+    from depparse.learn.network import NetworkTrainer
+
+    items = _items(4, lengths=(3, 5, 4, 6, 2))
+    gold = _gold(items, 4)
+    chars = list("abcdeéxyz")
+
+    def fresh():
+        return NetworkTrainer.fresh(SPEC, chars, np.zeros(5, np.float32),
+                                    np.ones(5, np.float32), 1.0, seed=7)
+
+    a = fresh()
+    a.fit(items, gold, 3)
+    b = fresh()
+    ck = tmp_path / "net.ckpt.npz"
+    b.fit(items, gold, 2, checkpoint=ck)
+    c = NetworkTrainer.load_checkpoint(ck)
+    c.fit(items, gold, 3)
+    for k in a.params:
+        assert np.array_equal(np.asarray(a.params[k]), np.asarray(c.params[k])), k
+    assert a.history[-1]["loss"] == c.history[-1]["loss"]
+    assert a.history[0]["loss"] != a.history[-1]["loss"]  # it did learn something
+
+
+def test_component_round_trip_and_scores():
+    net = Network(SPEC, _params(5), list("abcdeéxyz"), np.zeros(5), np.ones(5), 2.0).rounded()
+    meta, arrays = net.to_component()
+    back = Network.from_component(meta, arrays)
+    for k in net.params:
+        assert np.array_equal(net.params[k], back.params[k])
+    assert back.scale == 2.0 and back.chars == net.chars
+
+
+# -- the learned scores in the part tables, and the whole path ----------------------------
+
+TINY = dict(model="gs", learned_scale=1.0, learned_epochs=3, learned_hidden=8,
+            learned_layers=1, learned_joint=True, epochs=2, tagger=False, tokenizer=False,
+            labeler_epochs=1, bits=16, pruner_bits=14, labeler_bits=14, seed=3)
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """A gs model with a learned network (pretrained, then trained on jointly with the sparse
+    weights over Z), trained on 40 synthetic sentences, saved and loaded back: ``(path,
+    parser, dev sentences)``."""
+    if not have_jax():
+        pytest.skip("JAX and optax are not installed (the learned network trains with them): "
+                    "pip install 'depparse[learned]'")
+    from depparse.api import load, train
+
+    tr, dev = synthetic.sentences(40, seed=1), synthetic.sentences(10, seed=2)
+    model = train(tr, dev, progress=False, **TINY)
+    path = tmp_path_factory.mktemp("learned") / "m.npz"
+    model.save(path)
+    return path, load(path), dev
+
+
+def test_tiny_model_trains_saves_loads_and_proves_every_tree(tiny):
+    path, parser, dev = tiny
+    assert parser.learned is not None and parser.learned.scale == 1.0
+    hist = [h for h in parser.model.info["history"] if "learned_network" in h][0]
+    assert len(hist["learned_network"]) == TINY["learned_epochs"]
+    results = parser.parse_results(dev)
+    assert all(r.optimal for _, r in results)
+    uas = np.mean([(p.heads[1:] == g.heads[1:]).mean() for (p, _), g in
+                   zip(results, dev, strict=True)])
+    assert uas > 0.8, uas  # the synthetic grammar is easy
+
+
+def test_part_table_holds_sparse_plus_learned_scores(tiny):
+    """Every kept arc's table score is the sparse (and dense) score plus scale * log P(h|m)
+    of the NumPy forward pass of the stored network; the transition tables are untouched."""
+    _, parser, dev = tiny
+    enc = parser.model.vocab.encode(dev[0])
+    keep = parser.keep_mask(enc)
+    with_net = parser.part_table(enc, keep)
+    net, parser.learned = parser.learned, None
+    try:
+        without = parser.part_table(enc, keep)
+    finally:
+        parser.learned = net
+    r, b = net.represent([net.item(enc)])
+    lp = log_softmax_heads(np, arc_scores(np, net.params, r, b["lengths"]))[0]
+    np.testing.assert_allclose(with_net.arc[keep], without.arc[keep] + lp[keep], rtol=1e-12)
+    assert np.array_equal(with_net.tab, without.tab)
+    assert np.isneginf(with_net.arc[~keep]).all()
+
+
+def test_decoding_with_learned_scores_equals_brute_force(tiny):
+    """Dual decomposition + branch and bound on tables with learned scores finds the best
+    tree of all (brute force over every single-root tree, n <= 6; compared by score)."""
+    _, parser, _ = tiny
+    checked = 0
+    for s in synthetic.sentences(30, seed=9):
+        if s.n > 6:
+            continue
+        enc = parser.model.vocab.encode(s)
+        keep = np.ones((s.n + 1, s.n + 1), dtype=bool)
+        keep[:, 0] = False
+        np.fill_diagonal(keep, False)
+        parts = parser.part_table(enc, keep)
+        r = parser.decode(enc, keep=keep)
+        assert r.optimal
+        a = parts.arrays()
+        best = max(table_score(t, *a) for t in all_trees(s.n, single_root=True))
+        assert table_score(r.heads, *a) == pytest.approx(best, abs=1e-9)
+        checked += 1
+    assert checked >= 5
+
+
+def test_model_without_network_component_is_refused(tiny):
+    from depparse.errors import ModelError
+    from depparse.model import Model
+
+    path, _, _ = tiny
+    m = Model.load(path)
+    del m.components["network"]
+    from depparse.inference.parser import Parser
+    with pytest.raises(ModelError, match="no 'network' component"):
+        Parser(m)
+
+
+@pytest.mark.slow
+def test_joint_training_resumes_bit_identically(tmp_path):
+    """Joint training over Z (network + sparse weights) killed after epoch 1 and resumed
+    gives the model of an uninterrupted run, bit for bit."""
+    if not have_jax():
+        pytest.skip("JAX and optax are not installed: pip install 'depparse[learned]'")
+    from depparse.api import train
+
+    tr = synthetic.sentences(30, seed=4)
+    kw = dict(TINY, labeler_epochs=0, epochs=3)
+    full = train(tr, None, progress=False, checkpoint=tmp_path / "a.npz", **kw)
+    train(tr, None, progress=False, checkpoint=tmp_path / "b.npz", **dict(kw, epochs=1))
+    resumed = train(tr, None, progress=False, checkpoint=tmp_path / "b.npz", resume=True,
+                    **kw)
+    assert np.array_equal(full.weights, resumed.weights)
+    a, b = full.components["network"].arrays, resumed.components["network"].arrays
+    assert all(np.array_equal(a[k], b[k]) for k in a)
+    first = train(tr, None, progress=False, **dict(kw, learned_joint=False))
+    assert not np.array_equal(first.components["network"].arrays["p.arc_U"], a["p.arc_U"])
+
+
+def test_parsing_a_learned_model_needs_no_jax(tiny, tmp_path):
+    """The parse path runs the network in NumPy: a fresh process parses with the tiny model
+    and never imports JAX, optax or depparse.learn."""
+    import subprocess
+    import sys
+
+    path, _, dev = tiny
+    src = tmp_path / "dev.conllu"
+    src.write_text(synthetic.conllu_text(5, seed=2), encoding="utf-8")
+    code = ("import sys, depparse\n"
+            f"p = depparse.load({str(path)!r})\n"
+            f"out = p.parse(depparse.read_conllu({str(src)!r}))\n"
+            "assert len(out) == 5\n"
+            "bad = [m for m in sys.modules if m.split('.')[0] in ('jax', 'optax')\n"
+            "       or m.startswith('depparse.learn')]\n"
+            "assert not bad, bad\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+
+
+def test_joint_training_without_a_network_is_refused():
+    from depparse.api import train
+    from depparse.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="learned_joint"):
+        train(synthetic.sentences(5), None, progress=False, learned_joint=True,
+              tagger=False, tokenizer=False)
