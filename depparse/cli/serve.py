@@ -110,7 +110,7 @@ def _listen(host: str, port: int) -> socket.socket:
     except OSError as e:
         sock.close()
         raise UsageError(f"cannot listen on {host}:{port}: {e.strerror}") from None
-    sock.set_inheritable(True)
+    sock.listen(2048)  # connections wait in the backlog while the workers start
     return sock
 
 
