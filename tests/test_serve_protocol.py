@@ -119,3 +119,48 @@ def test_horizontal_and_vertical_input_become_conllu():
         ["The", "cat"], ["It", "purred"]]
     assert v.split("\n")[4] == "1\tIt\t_\t_\t_\t_\t_\t_\t_\t_"  # line 5 stays line 5
     assert horizontal("  \n") == "" and vertical("\n\n") == ""
+
+
+def test_slots_start_short_tasks_first_and_keep_a_worker_for_them():
+    """The scheduler of the worker pool (depparse/serve/workers.py, Slots): with 2 workers,
+    long tasks take at most one; a short task that comes after waiting long ones starts first;
+    a task cancelled while waiting gives its place on."""
+    import asyncio
+
+    from depparse.serve.workers import Slots
+
+    async def scenario():
+        slots = Slots(2)
+        log = []
+
+        async def task(name, long, hold):
+            await slots.acquire(long)
+            log.append(("start", name))
+            await hold.wait()
+            slots.release(long)
+
+        holds = {k: asyncio.Event() for k in ("L1", "L2", "L3", "S1", "S2")}
+        tasks = {}
+        for name in ("L1", "L2", "L3"):  # three long tasks: one runs, two wait
+            tasks[name] = asyncio.ensure_future(task(name, True, holds[name]))
+            await asyncio.sleep(0)
+        await asyncio.sleep(0.01)
+        assert log == [("start", "L1")]  # the second worker is kept for short tasks
+        tasks["S1"] = asyncio.ensure_future(task("S1", False, holds["S1"]))
+        await asyncio.sleep(0.01)
+        assert log[-1] == ("start", "S1")  # at once, on the free worker
+        tasks["S2"] = asyncio.ensure_future(task("S2", False, holds["S2"]))
+        await asyncio.sleep(0.01)
+        tasks["L2"].cancel()  # gone while waiting
+        holds["L1"].set()  # a worker frees: S2 (short, later) goes before L3 (long, earlier)
+        await asyncio.sleep(0.01)
+        assert log[-1] == ("start", "S2")
+        holds["S1"].set()
+        await asyncio.sleep(0.01)
+        assert log[-1] == ("start", "L3") and ("start", "L2") not in log
+        for h in holds.values():
+            h.set()
+        await asyncio.gather(*(t for n, t in tasks.items() if n != "L2"))
+        assert slots.free == 2 and slots.long_free == 1 and not slots._waiting
+
+    asyncio.run(scenario())

@@ -14,10 +14,12 @@ Numba kernel is loaded before the first request (the idea of
 2. **parse** (one task per chunk of about :data:`CHUNK_WORDS` words): tag and parse
    (:meth:`~depparse.inference.parser.Parser.parse_many`), or only tag.
 
-Each request keeps at most ``jobs`` chunks in the pool's queue at a time, so a long request
-shares the workers with the short ones that come after it instead of queueing all its chunks
-ahead of them; the answer is the same as one ``depparse parse`` of the whole request (the tag
-columns are decided once; the encoder's batching does not change a vector).
+Each request keeps at most ``jobs`` chunks waiting or running at a time, and :class:`Slots`
+decides which waiting task runs next: short tasks before long ones, and long ones on at most
+``jobs - 1`` workers, so a long request shares the workers with the short ones that come after
+it instead of queueing its chunks ahead of them.  The answer is the same as one ``depparse
+parse`` of the whole request (the tag columns are decided once; the encoder's batching does
+not change a vector).
 
 Limits: at most ``queue`` requests are worked on or waiting at once (another one is answered
 503 at once); a sentence may have at most ``max_words`` words (400); each sentence's decoding
@@ -29,7 +31,9 @@ started afresh; the server goes on.
 from __future__ import annotations
 
 import asyncio
+import heapq
 import io
+import itertools
 import logging
 import multiprocessing as mp
 import os
@@ -44,12 +48,16 @@ from ..errors import DepparseError, ModelError
 from ..viewer import proof_badge, sentence_html, tree_from_sentence
 from .protocol import Job, RequestError, horizontal, vertical
 
-__all__ = ["CHUNK_WORDS", "Answer", "ClientGone", "WorkerDied", "Workers", "rss_mb"]
+__all__ = ["CHUNK_WORDS", "LONG_WORDS", "Answer", "ClientGone", "Slots", "WorkerDied", "Workers",
+           "rss_mb"]
 
 log = logging.getLogger("depparse")
 
 #: Words per parse task (a request's sentences are cut into chunks of about this many).
 CHUNK_WORDS = 256
+#: A task of more words is *long* (:class:`Slots`): it waits behind short ones and leaves
+#: a worker free for them.
+LONG_WORDS = 100
 #: The name the request's data carries in messages (``data:3: ...``), as a file's name does.
 SOURCE = "data"
 
@@ -214,6 +222,58 @@ def _chunks(sents, words):
     return out + ([cur] if cur else [])
 
 
+class Slots:
+    """Who runs next on the workers: at most ``jobs`` tasks in the pool at once; a waiting
+    *short* task (at most :data:`LONG_WORDS` words) starts before every waiting long one (first
+    come, first served within each kind); and long tasks take at most ``jobs - 1`` workers at
+    once (with two or more), so that one is always free for short ones.  A task that is
+    running cannot be stopped (a 300-word sentence decodes for seconds): this is what keeps
+    the short requests' latency low while long ones run."""
+
+    def __init__(self, jobs: int) -> None:
+        self.free = jobs
+        self.long_free = max(1, jobs - 1)
+        self._waiting: list = []  # heap of (long, arrival, future)
+        self._arrival = itertools.count()
+
+    def _fits(self, long: bool) -> bool:
+        return self.free > 0 and (not long or self.long_free > 0)
+
+    def _take(self, long: bool) -> None:
+        self.free -= 1
+        self.long_free -= long
+
+    async def acquire(self, long: bool) -> None:
+        ahead = any(not f.done() and w <= long for w, _, f in self._waiting)
+        if not ahead and self._fits(long):
+            self._take(long)
+            return
+        fut = asyncio.get_running_loop().create_future()
+        heapq.heappush(self._waiting, (long, next(self._arrival), fut))
+        try:
+            await fut
+        except asyncio.CancelledError:
+            if fut.done() and not fut.cancelled():  # given a place just as it was cancelled
+                self.release(long)
+            raise
+
+    def release(self, long: bool) -> None:
+        self.free += 1
+        self.long_free += long
+        kept = []
+        while self._waiting:
+            long_, k, fut = heapq.heappop(self._waiting)
+            if fut.done():  # cancelled while waiting
+                continue
+            if not self._fits(long_):  # then nothing behind it fits either
+                kept.append((long_, k, fut))
+                break
+            self._take(long_)
+            fut.set_result(None)
+        for item in kept:
+            heapq.heappush(self._waiting, item)
+
+
 class Workers:
     """The pool of parsing processes (module docstring).
 
@@ -239,6 +299,7 @@ class Workers:
         self.pending = 0
         self.capabilities: dict = {}
         self.restarts = 0
+        self.slots = Slots(self.jobs)
         self._ex: ProcessPoolExecutor | None = None
 
     def _new_pool(self) -> ProcessPoolExecutor:
@@ -259,7 +320,9 @@ class Workers:
             self._ex.shutdown(wait=True, cancel_futures=True)
             self._ex = None
 
-    async def _call(self, fn, *args):
+    async def _call(self, fn, *args, words: int = 0):
+        long = words > LONG_WORDS
+        await self.slots.acquire(long)
         ex = self._ex
         loop = asyncio.get_running_loop()
         try:
@@ -272,6 +335,8 @@ class Workers:
                 self._ex = self._new_pool()
             raise WorkerDied("a worker process died while parsing this request (killed or "
                              "out of memory); the request was not parsed") from None
+        finally:
+            self.slots.release(long)
 
     def admit(self) -> _Ticket:
         """A place in the queue (``with workers.admit(): ...``), or RequestError 503."""
@@ -296,7 +361,8 @@ class Workers:
         ClientGone
             When ``gone()`` said so before a chunk.
         """
-        out, warned = await self._call(_read, job, self.max_words)
+        out, warned = await self._call(_read, job, self.max_words,
+                                       words=len(job.data) // 6)  # about 6 bytes a word
         if isinstance(out, Failed):
             raise RequestError(400, out.message)
         sents, columns, notes = out
@@ -312,7 +378,8 @@ class Workers:
                 if gone is not None and await gone():
                     raise ClientGone()
                 results[i] = await self._call(_work, job.model, chunks[i], columns, job.parse,
-                                              job.time_limit, rich, prefix, firsts[i])
+                                              job.time_limit, rich, prefix, firsts[i],
+                                              words=sum(s.n for s in chunks[i]))
 
         tasks = [asyncio.ensure_future(one(i)) for i in range(len(chunks))]
         try:
