@@ -376,3 +376,19 @@ def test_a_killed_worker_fails_its_request_and_the_server_goes_on(server, cli): 
     assert status == 200 and answer["result"] == cli["short"]
     assert json.loads(server.get("/status")[1])["restarts"] >= 1
     assert not set(workers()) & set(before)
+
+
+def test_serve_refuses_bad_settings_with_one_line(tmp_path):
+    pytest.importorskip("uvicorn", reason="depparse serve needs the serve extra")
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        for args, needle in ((["-m", "no_such_model"], "model file not found"),
+                             (["--port", "99999"], "--port must be <= 65535"),
+                             (["--workers", "0"], "--workers must be >= 1"),
+                             (["--time-limit", "0"], "--time-limit must be > 0"),
+                             (["--port", str(port)], f"cannot listen on 127.0.0.1:{port}")):
+            rc, out, err = run_cli(["serve", *args])
+            assert rc == 2 and err.startswith("depparse: error: ") and needle in err, err
+            assert err.count("\n") == 1 and not out

@@ -34,6 +34,7 @@ import itertools
 import logging
 import time
 from importlib import resources
+from pathlib import Path
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -115,18 +116,13 @@ def create_app(workers: Workers, *, max_request: int = 4 << 20, time_limit: floa
     names = {n: n for n in served}
     names.update({a: n for a, n in (aliases or {}).items() if n in names and a not in names})
     answers = itertools.count(1)
-
-    def acknowledgements(name: str) -> list[str]:
-        out = [ACKNOWLEDGEMENT]
-        path = (model_files or {}).get(name)
-        if path:
-            from pathlib import Path
-
-            card = Path(path).with_suffix(".md")
-            if card.is_file():
-                out.append(f"model {name}: its training data and licence are in its model card, "
-                           f"{card.name}")
-        return out
+    thanks = {}  # the acknowledgements of each model: depparse, and the model's card
+    for name in served:
+        thanks[name] = [ACKNOWLEDGEMENT]
+        card = Path((model_files or {}).get(name, "")).with_suffix(".md")
+        if (model_files or {}).get(name) and card.is_file():
+            thanks[name].append(f"model {name}: its training data and licence are in its model "
+                                f"card, {card.name}")
 
     files = {}
     for key, (pkg, rel, kind) in _STATIC.items():
@@ -174,7 +170,7 @@ def create_app(workers: Workers, *, max_request: int = 4 << 20, time_limit: floa
         except (ClientDisconnect, ClientGone):
             log.info("the client went away before its answer")
             return Response(status_code=400)  # nobody reads it
-        out = {"model": job.model, "acknowledgements": acknowledgements(job.model),
+        out = {"model": job.model, "acknowledgements": thanks[job.model],
                "result": answer.conllu()}
         if answer.warnings:
             out["warnings"] = answer.warnings
