@@ -361,8 +361,10 @@ class Workers:
         ClientGone
             When ``gone()`` said so before a chunk.
         """
-        out, warned = await self._call(_read, job, self.max_words,
-                                       words=len(job.data) // 6)  # about 6 bytes a word
+        # the read step's size in words: a CoNLL-U (vertical) line is at most a word
+        size = (job.data.count("\n") + 1 if job.input in ("conllu", "vertical")
+                else len(job.data.split()))
+        out, warned = await self._call(_read, job, self.max_words, words=size)
         if isinstance(out, Failed):
             raise RequestError(400, out.message)
         sents, columns, notes = out
