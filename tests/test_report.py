@@ -171,7 +171,7 @@ def test_html_references_exactly_the_written_images(written):
     assert html.count("<figcaption>") == len(sources)
     # no temporary files left behind
     assert sorted(p.name for p in out.iterdir()) == sorted(
-        [*ONE_RUN, "index.html", "report.md", "summary.json"]
+        [*ONE_RUN, "index.html", "report.md", "summary.json", "trees.html"]
     )
 
 

@@ -1,4 +1,4 @@
-"""Command line: ``depparse train | parse | evaluate | report``.
+"""Command line: ``depparse train | parse | evaluate | report | serve | show``.
 
 Errors in what the user gave (a malformed CoNLL-U file, a bad model file, an unwritable output
 path, bad flags) print one line ``depparse: error: FILE:LINE: message`` on stderr and exit
@@ -23,7 +23,10 @@ from pathlib import Path
 
 from ..errors import ConlluWarning, DepparseError, InputWarning, UsageError
 from .commands import COMMANDS, check_output, oserror, read_conllu_file
-from .options import CONFIGS, add_config_flags, build_parser, configs_from_args
+from .options import CONFIGS, add_config_flags, configs_from_args
+from .options import build_parser as _build_parser
+from .serve import COMMANDS as VIEW_COMMANDS
+from .serve import add_parsers as _add_view_parsers
 
 __all__ = ["add_config_flags", "build_parser", "configs_from_args", "main", "training_summary"]
 
@@ -134,7 +137,13 @@ def training_summary(info) -> str:
     return "\n".join(lines)
 
 
-COMMANDS = {"train": cmd_train, **COMMANDS}
+COMMANDS = {"train": cmd_train, **COMMANDS, **VIEW_COMMANDS}
+
+
+def build_parser():
+    """The command line's argument parser, every command included (``serve``, ``show``:
+    :mod:`.serve`)."""
+    return _build_parser(extra=(_add_view_parsers,))
 
 
 class _StderrHandler(logging.StreamHandler):

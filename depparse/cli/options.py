@@ -109,7 +109,7 @@ def _sub(sub, name, help_, description):
                           formatter_class=argparse.RawDescriptionHelpFormatter)
 
 
-def build_parser():
+def build_parser(extra=()):
     from .. import __version__
 
     ap = argparse.ArgumentParser(
@@ -199,5 +199,7 @@ def build_parser():
     r.add_argument("-o", "--output", "--out-dir", dest="output", metavar="FOLDER",
                    help="output folder (default: REPORT_html beside the report)")
     _add_common(r)
+    for add in extra:  # more commands: add(sub-command parsers, the common flags' adder)
+        add(sub, _add_common)
     return ap
 

@@ -18,8 +18,8 @@ version 1; see :func:`validate_report`).  :func:`write_report` writes into one d
     UAS by sentence length (only when the report carries gold heads).
 ``traces.png``
     Dual ``L(u^(k))`` and primal ``f(y^(k))`` traces of the hardest sentences.
-``report.md``, ``summary.json``, ``index.html``
-    The same numbers as Markdown tables and JSON; the HTML page shows the figures.
+``report.md``, ``summary.json``, ``index.html``, ``trees.html``
+    The numbers as Markdown and JSON; the page shows the figures, trees.html section 6's trees.
 
 Every file is written to a temporary file in the output directory and renamed into place;
 ``index.html`` is written last, so it never references an image that is not there, and a
@@ -42,6 +42,7 @@ import numpy as np
 
 from ..atomic import atomic_output
 from ..errors import ReportError
+from ..viewer import Link, page_html, tree_from_report
 from .compare import compare_runs, figure, plot_compare, png, run_curve
 from .schema import ReportSentence, read_sentences
 from .stats import hardest, summarize
@@ -364,8 +365,8 @@ def _sections(summary: dict[str, Any], figures: set[str]) -> list[_Section]:
              "gap"),
             [
                 (
-                    f"{os.path.basename(h['file'])}, sentence {h['index'] + 1}"
-                    + (f" ({h['sent_id']})" if h["sent_id"] else ""),
+                    Link(f"{os.path.basename(h['file'])}, sentence {h['index'] + 1}"  # its tree
+                         + (f" ({h['sent_id']})" if h["sent_id"] else ""), f"trees.html#s{i}"),
                     h["n"],
                     h["iterations"],
                     {"dual": "certificate", "branch-and-bound": f"branch and bound "
@@ -375,7 +376,7 @@ def _sections(summary: dict[str, Any], figures: set[str]) -> list[_Section]:
                     _f(h["best_primal"], 4),
                     _f(h["gap"], 4),
                 )
-                for h in hard
+                for i, h in enumerate(hard, 1)
             ],
         )
     )
@@ -471,7 +472,8 @@ def _html_table(header: Sequence[str] | None, rows: list[Sequence[Any]]) -> list
     if header:
         out.append("<tr>" + "".join(f"<th>{e(str(h))}</th>" for h in header) + "</tr>")
     for row in rows:
-        out.append("<tr>" + "".join(f"<td>{e(str(c))}</td>" for c in row) + "</tr>")
+        out.append("<tr>" + "".join(f"<td>{c.html() if isinstance(c, Link) else e(str(c))}</td>"
+                                    for c in row) + "</tr>")
     return out + ["</table>"]
 
 
@@ -582,6 +584,9 @@ def write_report(report: Mapping[str, Any], out_dir: str | os.PathLike[str],
         _write_atomic(out / name, images[name])
     sections = _sections(summary, set(images))
     _write_atomic(out / "report.md", _markdown(summary, sections).encode("utf-8"))
+    if trees := [tree_from_report(s) for s in hardest(sents)]:  # section 6 links to them
+        _write_atomic(out / "trees.html", page_html(trees, "The sentences that took longest")
+                      .encode("utf-8"))
     text = json.dumps(summary, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
     _write_atomic(out / "summary.json", text.encode("utf-8"))
     index = out / "index.html"

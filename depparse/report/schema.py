@@ -114,6 +114,10 @@ class ReportSentence:
     nodes: int = 1
     bnb_iterations: int = 0
     bnb_seconds: float = 0.0
+    timed_out: bool = False
+    forms: list | None = None  # FORM, UPOS, LEMMA (index 0 the root), when the report has them
+    upos: list | None = None
+    lemmas: list | None = None
 
     def __post_init__(self):
         if self.optimal is None:
@@ -211,7 +215,8 @@ def _sentence(raw: Any, version: int = VERSION) -> ReportSentence:
         change_iters.append(k)
         change_heads.append(_heads(pair[1], n, f"best_changes[{j}] heads"))
     gold = raw["gold_heads"]
-    rels = {k: _rels(raw.get(k), n, repr(k)) for k in ("rels", "gold_rels")}
+    rels = {k: _rels(raw.get(k), n, repr(k))
+            for k in ("rels", "gold_rels", "forms", "upos", "lemmas")}
     return ReportSentence(
         file=raw["file"],
         index=int(raw["index"]),
@@ -229,6 +234,10 @@ def _sentence(raw: Any, version: int = VERSION) -> ReportSentence:
         gold=None if gold is None else _heads(gold, n, "'gold_heads'"),
         rels=rels["rels"],
         gold_rels=rels["gold_rels"],
+        timed_out=bool(raw.get("timed_out", False)),
+        forms=rels["forms"],
+        upos=rels["upos"],
+        lemmas=rels["lemmas"],
         **_proof(raw, version),
     )
 
@@ -318,6 +327,8 @@ def validate_report(report: Mapping[str, Any], source: str | None = None) -> Non
                             "best_changes": [[iteration, heads], ...],
                             "heads", "gold_heads" (or null),
                             "rels", "gold_rels" (optional, or null),
+                            "forms", "upos", "lemmas" (optional: the words, for the
+                            report's tree page),
                             "optimal", "proof", "nodes" (version 3),
                             "bnb_iterations", "bnb_seconds" (optional)}, ...]}
 
@@ -334,7 +345,8 @@ def validate_report(report: Mapping[str, Any], source: str | None = None) -> Non
         as a fraction in [0, 1]) or are empty (``mst`` models); every heads list has length
         ``n + 1`` with ``heads[0] = -1``; ``rels``/``gold_rels`` are the predicted and gold
         DEPREL strings (length ``n + 1``, ``""`` at 0; null when the parser has no labeler or
-        the input no gold labels).  Extra keys are allowed.
+        the input no gold labels); ``forms``/``upos``/``lemmas`` the parsed words' columns
+        (length ``n + 1``, ``"<ROOT>"`` at 0).  Extra keys are allowed.
     source : str, optional
         File name for the error messages.
 
@@ -407,7 +419,8 @@ def build_report(parser, docs, results, seconds, max_iter=None, single_root=None
                 "best_changes": [[int(k), h.tolist()] for k, h in (r.best_changes or [])],
                 "heads": r.heads.tolist(), "gold_heads": gold,
                 "rels": list(parsed.rels) if any(parsed.rels[1:]) else None,
-                "gold_rels": gold_rels})
+                "gold_rels": gold_rels, "forms": list(parsed.forms),
+                "upos": list(parsed.upos), "lemmas": list(parsed.lemmas)})
     words = sum(s["n"] for s in sents)
     cert = sum(s["certificate"] for s in sents)
     proved = sum(s["optimal"] for s in sents)

@@ -1,0 +1,436 @@
+"""Parsing in worker processes: the server's event loop never parses.
+
+A :class:`Workers` pool starts ``jobs`` processes (``spawn``: the server runs threads, which a
+``fork`` could copy mid-lock); each loads the served models once, in its initializer
+(:func:`_init`), and parses a short text (tokenizer, tagger, parser, labeler) so that every
+Numba kernel is loaded before the first request (the idea of
+:mod:`depparse.inference.parallel`).  A request is then worked on in two steps:
+
+1. **read** (one task): its ``data`` is read as the CLI reads a file (CoNLL-U by
+   :func:`~depparse.conllu.read_conllu`, plain text by the model's tokenizer), sentences over
+   the word limit are refused, and the tag columns to predict are decided for the whole
+   request (:meth:`~depparse.inference.parser.Parser.columns_to_tag`), as ``depparse parse``
+   decides them for a whole file;
+2. **parse** (one task per chunk of about :data:`CHUNK_WORDS` words): tag and parse
+   (:meth:`~depparse.inference.parser.Parser.parse_many`), or only tag.
+
+Each request keeps at most ``jobs`` chunks waiting or running at a time, and :class:`Slots`
+decides which waiting task runs next: short tasks before long ones, and long ones on at most
+``jobs - 1`` workers, so a long request shares the workers with the short ones that come after
+it instead of queueing its chunks ahead of them.  The answer is the same as one ``depparse
+parse`` of the whole request (the tag columns are decided once; the encoder's batching does
+not change a vector).
+
+Limits: at most ``queue`` requests are worked on or waiting at once (another one is answered
+503 at once); a sentence may have at most ``max_words`` words (400); each sentence's decoding
+stops after the job's ``time_limit`` seconds (its tree then marked not proved).  A worker that
+dies (killed, out of memory) fails the requests it was working on with a 500 and the pool is
+started afresh; the server goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import io
+import itertools
+import logging
+import multiprocessing as mp
+import os
+import signal
+import warnings
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+
+from ..conllu import read_conllu, read_sentence, write_conllu
+from ..errors import DepparseError, ModelError
+from ..viewer import proof_badge, sentence_html, tree_from_sentence
+from .protocol import Job, RequestError, horizontal, vertical
+
+__all__ = ["CHUNK_WORDS", "LONG_WORDS", "Answer", "ClientGone", "Slots", "WorkerDied", "Workers",
+           "rss_mb"]
+
+log = logging.getLogger("depparse")
+
+#: Words per parse task (a request's sentences are cut into chunks of about this many).
+CHUNK_WORDS = 256
+#: A task of more words is *long* (:class:`Slots`): it waits behind short ones and leaves
+#: a worker free for them.
+LONG_WORDS = 100
+#: The name the request's data carries in messages (``data:3: ...``), as a file's name does.
+SOURCE = "data"
+
+_STATE: dict = {}  # in a worker: model name -> Parser
+_WARMUP = ("1\ta\t_\t_\t_\t_\t2\tnsubj\t_\t_\n2\tb\t_\t_\t_\t_\t0\troot\t_\t_\n"
+           "3\t.\t_\t_\t_\t_\t2\tpunct\t_\t_\n")
+
+
+class WorkerDied(RuntimeError):
+    """A worker process ended while working on the request (killed, out of memory)."""
+
+
+class ClientGone(Exception):
+    """The client went away before its answer was ready (no further chunk is parsed)."""
+
+
+@dataclass
+class Failed:
+    """A :class:`~depparse.errors.DepparseError` in a worker: its one-line message."""
+
+    message: str
+
+
+@dataclass
+class Answer:
+    """What the workers made of a request."""
+
+    sentences: list  # the output Sentences, in order
+    info: list  # per sentence: a dict for the JSON answer (rich), else None
+    warnings: list[str]
+
+    def conllu(self) -> str:
+        buf = io.BytesIO()
+        write_conllu(self.sentences, buf)
+        return buf.getvalue().decode("utf-8")
+
+
+# ---------------------------------------------------------------------------------------
+# in the worker processes
+
+
+def _init(models: dict[str, str]) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's to handle
+    try:
+        for name, path in models.items():
+            _STATE[name] = _load(path)
+    except DepparseError as e:  # told to the server by _describe
+        _STATE.clear()
+        _STATE[None] = " ".join(str(e).split())
+
+
+def _load(path):
+    """Load a model and every kernel a request may use (tokenizer, tagger, parser, labeler)."""
+    from ..api import load
+
+    parser = load(path)
+    sents = ([read_sentence(_WARMUP, "<warmup>")] if parser.tokenizer is None
+             else parser.read_text("The cat sat on the mat. It purred.", source="<warmup>"))
+    parser.parse_many(sents, tag_columns=parser.columns_to_tag(sents))
+    return parser
+
+
+def _describe():
+    if None in _STATE:
+        return Failed(_STATE[None])
+    return {name: {"tokenizer": p.tokenizer is not None, "tagger": p.tagger is not None,
+                   "parser": True} for name, p in _STATE.items()}
+
+
+def _warned(fn, *args):
+    """``fn(*args)`` with the warnings it gives as one-line strings; a DepparseError becomes
+    :class:`Failed`."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            out = fn(*args)
+        except DepparseError as e:
+            return Failed(" ".join(str(e).split())), []
+    return out, [" ".join(str(w.message).split()) for w in caught]
+
+
+def _read(job: Job, max_words: int):
+    return _warned(_read_job, job, max_words)
+
+
+def _read_job(job: Job, max_words: int):
+    from ..inference.parser import TAG_COLUMNS
+
+    parser = _STATE[job.model]
+    if job.input == "text":
+        sents = parser.read_text(job.data, source=SOURCE)
+    else:
+        text = {"horizontal": horizontal, "vertical": vertical}.get(job.input, str)(job.data)
+        f = io.BytesIO(text.encode("utf-8"))
+        f.name = SOURCE
+        sents = read_conllu(f)
+    for s in sents:
+        if s.n > max_words:
+            raise DepparseError(f"{SOURCE}:{s.line_no}: a sentence of {s.n:,} words; this "
+                                f"server parses at most {max_words:,} words per sentence "
+                                "(depparse serve --max-words)")
+    notes = []
+    if job.parse:
+        columns = parser.columns_to_tag(sents, job.tag)
+        missing = parser.missing_columns(sents)
+        if missing and parser.tagger is None:
+            notes.append(f"the input has no {'/'.join(missing)} (every word has '_'), which "
+                         "this model was trained with and has no tagger for: its trees will "
+                         "be much worse; give tagged input, or use a model with a tagger")
+    elif job.tag:
+        if parser.tagger is None:
+            raise DepparseError(f"model {job.model} has no tagger")
+        columns = tuple(TAG_COLUMNS)
+    else:
+        columns = ()
+    return sents, columns, notes
+
+
+def _work(model, sents, columns, parse, time_limit, rich, prefix, first):
+    parser = _STATE[model]
+    if parse:
+        pairs = parser.parse_many(sents, time_limit=time_limit, trace=False,
+                                  tag_columns=columns)
+    else:
+        pairs = [(s, None) for s in parser.tag(sents, columns)]
+    out, info = [], []
+    for k, (s, r) in enumerate(pairs):
+        out.append(s)
+        info.append(_info(s, r, first + k, prefix) if rich else None)
+    return out, info
+
+
+def _info(s, r, index, prefix) -> dict:
+    """The JSON of one sentence in ``/parse``'s answer."""
+    proof = None
+    if r is not None:
+        proof = {"optimal": bool(r.optimal), "proof": r.proof, "certificate": bool(r.certificate),
+                 "iterations": int(r.iterations), "nodes": int(r.nodes),
+                 "seconds": round(float(r.seconds), 6), "timed_out": bool(r.timed_out)}
+    kind, words = proof_badge(proof)
+    return {"index": index, "sent_id": s.sent_id, "text": s.text,
+            "words": list(s.forms[1:]), "lemmas": list(s.lemmas[1:]), "upos": list(s.upos[1:]),
+            "xpos": list(s.xpos[1:]), "feats": list(s.feats[1:]),
+            "heads": [int(h) for h in s.heads[1:]], "labels": list(s.rels[1:]),
+            **(proof or {"optimal": None, "proof": None}),
+            "badge": {"kind": kind, "text": words},
+            "html": sentence_html(tree_from_sentence(s, proof), index, prefix)}
+
+
+# ---------------------------------------------------------------------------------------
+# in the server
+
+
+def _chunks(sents, words):
+    out, cur, size = [], [], 0
+    for s in sents:
+        if cur and size + s.n > words:
+            out.append(cur)
+            cur, size = [], 0
+        cur.append(s)
+        size += s.n
+    return out + ([cur] if cur else [])
+
+
+class Slots:
+    """Who runs next on the workers: at most ``jobs`` tasks in the pool at once; a waiting
+    *short* task (at most :data:`LONG_WORDS` words) starts before every waiting long one (first
+    come, first served within each kind); and long tasks take at most ``jobs - 1`` workers at
+    once (with two or more), so that one is always free for short ones.  A task that is
+    running cannot be stopped (a 300-word sentence decodes for seconds): this is what keeps
+    the short requests' latency low while long ones run."""
+
+    def __init__(self, jobs: int) -> None:
+        self.free = jobs
+        self.long_free = max(1, jobs - 1)
+        self._waiting: list = []  # heap of (long, arrival, future)
+        self._arrival = itertools.count()
+
+    def _fits(self, long: bool) -> bool:
+        return self.free > 0 and (not long or self.long_free > 0)
+
+    def _take(self, long: bool) -> None:
+        self.free -= 1
+        self.long_free -= long
+
+    async def acquire(self, long: bool) -> None:
+        ahead = any(not f.done() and w <= long for w, _, f in self._waiting)
+        if not ahead and self._fits(long):
+            self._take(long)
+            return
+        fut = asyncio.get_running_loop().create_future()
+        heapq.heappush(self._waiting, (long, next(self._arrival), fut))
+        try:
+            await fut
+        except asyncio.CancelledError:
+            if fut.done() and not fut.cancelled():  # given a place just as it was cancelled
+                self.release(long)
+            raise
+
+    def release(self, long: bool) -> None:
+        self.free += 1
+        self.long_free += long
+        kept = []
+        while self._waiting:
+            long_, k, fut = heapq.heappop(self._waiting)
+            if fut.done():  # cancelled while waiting
+                continue
+            if not self._fits(long_):  # then nothing behind it fits either
+                kept.append((long_, k, fut))
+                break
+            self._take(long_)
+            fut.set_result(None)
+        for item in kept:
+            heapq.heappush(self._waiting, item)
+
+
+class Workers:
+    """The pool of parsing processes (module docstring).
+
+    Parameters
+    ----------
+    models : dict
+        Served model name -> model file.
+    jobs : int
+        Worker processes.
+    queue : int
+        Requests worked on or waiting at once; one more is answered 503.
+    max_words : int
+        Words per sentence.
+    """
+
+    def __init__(self, models: dict[str, str], jobs: int, queue: int, max_words: int,
+                 chunk_words: int = CHUNK_WORDS) -> None:
+        self.models = dict(models)
+        self.jobs = max(1, int(jobs))
+        self.queue = max(1, int(queue))
+        self.max_words = max_words
+        self.chunk_words = chunk_words
+        self.pending = 0
+        self.capabilities: dict = {}
+        self.restarts = 0
+        self.slots = Slots(self.jobs)
+        self._ex: ProcessPoolExecutor | None = None
+
+    def _new_pool(self) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(self.jobs, mp_context=mp.get_context("spawn"),
+                                   initializer=_init, initargs=(self.models,))
+
+    async def start(self) -> None:
+        """Start the processes and wait until each has loaded the models."""
+        self._ex = self._new_pool()
+        caps = await asyncio.gather(*(self._call(_describe) for _ in range(self.jobs)))
+        failed = next((c for c in caps if isinstance(c, Failed)), None)
+        if failed is not None:
+            raise ModelError(failed.message)
+        self.capabilities = caps[0]
+
+    def close(self) -> None:
+        if self._ex is not None:
+            self._ex.shutdown(wait=True, cancel_futures=True)
+            self._ex = None
+
+    async def _call(self, fn, *args, words: int = 0):
+        long = words > LONG_WORDS
+        await self.slots.acquire(long)
+        ex = self._ex
+        loop = asyncio.get_running_loop()
+        try:
+            return await loop.run_in_executor(ex, fn, *args)
+        except BrokenProcessPool:
+            if ex is self._ex:  # the first to notice starts a new pool
+                log.error("a worker process died; starting the workers afresh")
+                self.restarts += 1
+                ex.shutdown(wait=False, cancel_futures=True)
+                self._ex = self._new_pool()
+            raise WorkerDied("a worker process died while parsing this request (killed or "
+                             "out of memory); the request was not parsed") from None
+        finally:
+            self.slots.release(long)
+
+    def admit(self) -> _Ticket:
+        """A place in the queue (``with workers.admit(): ...``), or RequestError 503."""
+        if self.pending >= self.queue:
+            raise RequestError(503, f"the server is busy: {self.pending} requests are being "
+                                    "parsed or waiting; try again shortly")
+        return _Ticket(self)
+
+    async def run(self, job: Job, rich: bool = False, prefix: str = "s",
+                  gone=None) -> Answer:
+        """Read, tag and parse ``job`` (see the module docstring).
+
+        ``gone``: an async callable telling whether the client has gone away; no further
+        chunk is started then (the answer would have no reader).
+
+        Raises
+        ------
+        RequestError
+            400 for input that cannot be read (the CLI's one-line message).
+        WorkerDied
+            When a worker process died.
+        ClientGone
+            When ``gone()`` said so before a chunk.
+        """
+        # the read step's size in words: a CoNLL-U (vertical) line is at most a word
+        size = (job.data.count("\n") + 1 if job.input in ("conllu", "vertical")
+                else len(job.data.split()))
+        out, warned = await self._call(_read, job, self.max_words, words=size)
+        if isinstance(out, Failed):
+            raise RequestError(400, out.message)
+        sents, columns, notes = out
+        chunks = _chunks(sents, self.chunk_words)
+        results: list = [None] * len(chunks)
+        firsts = [1]
+        for c in chunks[:-1]:
+            firsts.append(firsts[-1] + len(c))
+        gate = asyncio.Semaphore(self.jobs)
+
+        async def one(i):
+            async with gate:
+                if gone is not None and await gone():
+                    raise ClientGone()
+                results[i] = await self._call(_work, job.model, chunks[i], columns, job.parse,
+                                              job.time_limit, rich, prefix, firsts[i],
+                                              words=sum(s.n for s in chunks[i]))
+
+        tasks = [asyncio.ensure_future(one(i)) for i in range(len(chunks))]
+        try:
+            await asyncio.gather(*tasks)
+        except BaseException:
+            for t in tasks:  # chunks not started yet are dropped from the pool's queue
+                t.cancel()
+            raise
+        answer = Answer([], [], list(job.warnings) + warned + notes)
+        for parsed, info in results:
+            answer.sentences += parsed
+            answer.info += info
+        return answer
+
+
+class _Ticket:
+    def __init__(self, workers: Workers) -> None:
+        self.workers = workers
+
+    def __enter__(self) -> _Ticket:
+        self.workers.pending += 1
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.workers.pending -= 1
+
+
+def rss_mb(pid: int | None = None) -> float:
+    """Resident memory (MB) of a process and all its descendants (Linux ``/proc``; 0 where
+    it cannot be read)."""
+    pid = os.getpid() if pid is None else pid
+    children: dict[int, list[int]] = {}
+    for d in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat", "rb") as f:
+                    ppid = int(f.read().rsplit(b")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            children.setdefault(ppid, []).append(int(d))
+    total, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        todo += children.get(p, [])
+        try:
+            with open(f"/proc/{p}/status", encoding="ascii", errors="replace") as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1])
+        except (OSError, ValueError):
+            continue
+    return total / 1024
