@@ -36,8 +36,8 @@ LAYERS = (
     ("report",),
     ("evaluate",),
     ("learn",),
-    ("api", "distributed"),
-    ("cli", "demo"),
+    ("api", "catalog", "distributed"),
+    ("cli", "demo", "spacy"),
 )
 
 PACKAGE_ROOT = Path(__file__).resolve().parent
