@@ -37,7 +37,12 @@ import io
 from pathlib import Path
 
 import numpy as np
-import spacy
+
+try:
+    import spacy
+except ImportError as e:  # the extra is not installed: say which
+    raise ImportError("depparse.spacy needs spaCy, which is not installed: pip install "
+                      "'depparse[spacy]'") from e
 from spacy.attrs import DEP, HEAD
 from spacy.language import Language
 from spacy.tokens import Doc, Span
