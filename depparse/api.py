@@ -75,7 +75,7 @@ def load(path_or_name=None) -> Parser:
     """
     path = resolve_model(path_or_name)
     if not path.exists():
-        raise ModelError(catalog.not_found_message(path, catalog.models()))
+        raise ModelError(catalog.not_found_message(path, catalog.models(), path=True))
     return Parser(Model.load(path), path=path)
 
 

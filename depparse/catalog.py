@@ -147,11 +147,12 @@ def models() -> list[ModelEntry]:
     return out
 
 
-def not_found_message(name, known: list[ModelEntry]) -> str:
-    """What to say when ``name`` is no model: what there is and how to get the rest."""
+def not_found_message(name, known: list[ModelEntry], path: bool = False) -> str:
+    """What to say when ``name`` is no model (``path``: no model file at that path): what
+    there is and how to get the rest."""
     have = "; ".join(e.describe() for e in known) or "none"
-    return (f"{name}: no model of that name or file of that path; installed models: {have}; "
-            f"{HOW_TO_GET}")
+    what = "model file not found" if path else "no model of that name or file of that path"
+    return f"{name}: {what}; installed models: {have}; {HOW_TO_GET}"
 
 
 def find(name: str) -> ModelEntry:
@@ -179,11 +180,13 @@ _NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
 
 
 def card_scores(card: Path | str | None) -> dict[str, dict[str, float]]:
-    """The test scores a model card reports: ``{setting: {metric: value}}``.
+    """The test scores a model card reports for depparse: ``{setting: {metric: value}}``.
 
-    Read from the card's first Markdown table whose header starts with ``| setting |`` (the
-    table ``benchmarks/make_model.py`` writes: one row per UD setting, ``–`` where a metric
-    does not apply); ``{}`` without a card or such a table.
+    Read from the card's first Markdown table whose header starts with ``| setting |``, or
+    with ``| system | setting |`` (then the rows of system ``depparse``; the others are
+    published figures of other parsers): the tables ``benchmarks/make_model.py`` writes, one
+    row per UD setting, ``–`` where a metric does not apply.  ``{}`` without a card or such a
+    table.
     """
     if card is None:
         return {}
@@ -196,14 +199,21 @@ def card_scores(card: Path | str | None) -> dict[str, dict[str, float]]:
     for line in text.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if header is None:
-            if line.startswith("|") and cells and cells[0].lower() == "setting":
+            first = [c.lower() for c in cells[:2]]
+            if line.startswith("|") and (first[:1] == ["setting"]
+                                         or first == ["system", "setting"]):
                 header = cells
             continue
         if not line.startswith("|"):
             break
         if set(line) <= set("|-: "):
             continue
-        row = {h: float(c) for h, c in zip(header[1:], cells[1:], strict=False)
-               if _NUMBER.match(c) and h.lower() != "words/s"}
-        out[cells[0]] = row
+        if header[0].lower() == "system":
+            if cells[0] != "depparse":
+                continue
+            cells, names = cells[1:], header[1:]
+        else:
+            names = header
+        out[cells[0]] = {h: float(c) for h, c in zip(names[1:], cells[1:], strict=False)
+                         if _NUMBER.match(c) and h.lower() != "words/s"}
     return out

@@ -151,6 +151,13 @@ def test_card_scores_read_the_settings_table(tmp_path):
     assert sc["gold tokenization"] == {"UPOS": 97.1, "UAS": 88.0, "LAS": 85.75}
     assert sc["raw text"]["Words"] == 99.0 and sc["raw text"]["LAS"] == 83.5
     assert catalog.card_scores(None) == {} and catalog.card_scores(tmp_path / "none.md") == {}
+    # a card with other systems' published figures beside ours: depparse's rows only
+    other = CARD.replace("| setting |", "| system | setting |").replace("|---|", "|---|---|", 1)
+    other = "\n".join(("| depparse " + x) if x.startswith("| gold") or x.startswith("| raw")
+                      else x for x in other.splitlines())
+    other += "\n| UDPipe | raw text | 1 | 2 | 3 | 4 | 5 | 6 | – |\n"
+    card.write_text(other.replace("\nOther text.\n", ""), encoding="utf-8")
+    assert catalog.card_scores(card) == sc
 
 
 def test_models_command_lists_packages_and_card_scores(fake_package):
