@@ -91,6 +91,27 @@ def run(code: str) -> dict:
     return out
 
 
+def mwt_stats(code: str) -> dict:
+    """Multiword tokens of the test file, and how many of them the dev file (the training
+    data) never shows: those the tokenizer's dictionary cannot split."""
+    from depparse.conllu import read_conllu
+    from depparse.learn.tokenizer import mwt_dictionary, sentence_tokens
+    from depparse.paths import treebank_file
+
+    known = mwt_dictionary(read_conllu(treebank_file(code, "dev")))
+    n, unseen, examples = 0, 0, {}
+    for s in read_conllu(treebank_file(code, "test")):
+        for form, _, words in sentence_tokens(s):
+            if words:
+                n += 1
+                if form not in known and form.lower() not in known:
+                    unseen += 1
+                    key = f"{form.lower()} = {' '.join(words).lower()}"
+                    examples[key] = examples.get(key, 0) + 1
+    top = sorted(examples.items(), key=lambda kv: -kv[1])[:4]
+    return {"test_mwt": n, "unseen": unseen, "examples": [k for k, _ in top]}
+
+
 def table(results: list[dict]) -> list[str]:
     from real_input import METRICS
 
@@ -110,7 +131,9 @@ def table(results: list[dict]) -> list[str]:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--treebanks", default=",".join(TREEBANKS))
+    ap.add_argument("--treebanks", default=",".join(TREEBANKS),
+                    help="comma-separated codes to compute ('none': only write the table of "
+                         "the cached ones)")
     ap.add_argument("--force", action="store_true", help="recompute cached treebanks")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(HERE))
@@ -120,7 +143,7 @@ def main(argv=None) -> int:
         print(f"corpora not found at {corpora_dir()} (set DEPPARSE_CORPORA)", file=sys.stderr)
         return 2
     CACHE.mkdir(parents=True, exist_ok=True)
-    for code in args.treebanks.split(","):
+    for code in [c for c in args.treebanks.split(",") if c and c != "none"]:
         f = CACHE / f"{code}.json"
         if f.exists() and not args.force:
             continue
@@ -147,6 +170,14 @@ def main(argv=None) -> int:
     for r in results:
         lines.append(f"| {r['treebank']} | {r['train_sentences']:,} / {r['train_words']:,} "
                      f"| {r['test_words']:,} | {r['train_seconds']:.0f} | {r['model_mb']} |")
+    lines += ["", "Multiword tokens of each test file that its dev file (the training data) "
+              "never shows, which the tokenizer's dictionary of the training data cannot split "
+              "(it has no rules for unseen forms):", "",
+              "| treebank | test multiword tokens | not in dev | e.g. |", "|---|---|---|---|"]
+    for code in TREEBANKS:
+        m = mwt_stats(code)
+        lines.append(f"| {code} | {m['test_mwt']:,} | {m['unseen']:,} | "
+                     + ", ".join(f"`{e}`" for e in m["examples"]) + " |")
     ex = [r for r in results if r.get("mwt_examples")]
     if ex:
         lines += ["", "Multiword tokens as the trained tokenizers split them (`parser."
