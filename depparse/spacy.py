@@ -161,7 +161,7 @@ class DepparseComponent:
                     t.pos_ = parsed.upos[j]
                 if parsed.xpos[j] != "_":
                     t.tag_ = parsed.xpos[j]
-                if parsed.lemmas[j] != "_" or parsed.upos[j] != "_":
+                if parsed.lemmas[j] != "_" or t.text == "_":  # '_': no lemma predicted
                     t.lemma_ = parsed.lemmas[j]
                 t.set_morph(parsed.feats[j] or None)
             proofs.append({"optimal": bool(r.optimal), "proof": r.proof,
