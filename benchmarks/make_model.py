@@ -1,18 +1,28 @@
-"""Build the shipped English model (``make model``) and its model card.
+"""Build a shipped model (``make model``: all; ``make model-en``, ``model-pt``, ``model-tr``)
+and its model card.
 
-Trains the shipped recipe (:data:`RECIPE`: the grandparent+sibling parser with contextual
-word classes, the DEPREL labeler, the tagger and lemmatizer, the plain-text tokenizer) on
-en_ewt train (dev for the per-epoch report), evaluates it on en_ewt test in the three UD
-settings (gold tags; gold tokenization with predicted tags; raw text: ``real_input.py``) and
-writes ``models/en_ewt_gs.npz`` and ``models/en_ewt_gs.md``.  Deterministic for a seed.
+    python benchmarks/make_model.py {en,pt,tr} [--epochs 8] [--seed 0] [--out PATH]
+
+Trains the language's shipped recipe (:data:`SHIPPED`) on the treebank's train file (dev for
+the per-epoch report), evaluates it on test in the three UD settings (gold tags; gold
+tokenization with predicted tags; raw text: ``real_input.py``) and writes
+``models/<treebank>_gs.npz`` and its card ``models/<treebank>_gs.md``.  English
+(:data:`RECIPE`): the grandparent+sibling parser with contextual word classes and dense arc
+and label scores from MiniLM, the DEPREL labeler, the tagger and lemmatizer, the plain-text
+tokenizer.  Portuguese and Turkish: the same pipeline without the encoder (MiniLM is
+English-only): hashed features alone, as ``depparse train`` with its defaults plus the
+recipe's settings; their cards put UDPipe 1.2's published figures beside ours.
+Deterministic for a seed.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import logging
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -93,6 +103,79 @@ Per-epoch dev scores during training (dev with {dev_tags} tags):
 {epochs}
 """
 
+#: The shipped models: treebank, the recipe beyond ``depparse train``'s defaults, the
+#: training data's licence (from the treebank's LICENSE.txt) and UDPipe 1.2's published
+#: figures with its UD 2.3 models (Straka and Straková 2017; the UD 2.3 models' documentation),
+#: on the UD 2.3 version of the treebank, which differs from ours.
+SPARSE_RECIPE = {"model": "gs", "storage": "int8"}
+SPARSE_NOTE = (
+    "`depparse train`'s defaults (the parser and labeler learn from the gold tags; 8-bit "
+    "weights, as the English model); nothing was tuned on this treebank: jackknifed tags "
+    "(`tag_training=jackknife`) gained +0.05 LAS on predicted tags on en_ewt "
+    "(benchmarks/experiments/README.md, \"The parser on gold or on jackknifed tags\") for "
+    "ten more taggers' training, and were left out")
+SHIPPED = {
+    "en": {"treebank": "en_ewt", "recipe": RECIPE, "licence": "CC BY-SA 4.0",
+           "language": "English"},
+    "pt": {"treebank": "pt_bosque", "recipe": SPARSE_RECIPE, "note": SPARSE_NOTE,
+           "licence": "CC BY-SA 4.0", "language": "Portuguese",
+           "udpipe": {"gold tokenization": {"UPOS": 96.3, "UAS": 86.4, "LAS": 83.2},
+                      "raw text": {"LAS": 82.2}}},
+    "tr": {"treebank": "tr_imst", "recipe": SPARSE_RECIPE, "note": SPARSE_NOTE,
+           "licence": "CC BY-NC-SA 3.0", "language": "Turkish",
+           "udpipe": {"gold tokenization": {"UPOS": 93.1, "UAS": 64.1, "LAS": 56.9},
+                      "raw text": {"LAS": 54.6}}},
+}
+
+CARD_SPARSE = """# {name} — depparse's shipped {language} model
+
+Grandparent+sibling head-automata model (Koo et al. 2010, Sec. 5) decoded by dual
+decomposition with Chu-Liu-Edmonds, every tree proved optimal (a dual certificate, else
+branch and bound); a second-stage DEPREL labeler that labels the children of each head
+jointly; a tagger and lemmatizer (UPOS, XPOS, FEATS, LEMMA: averaged perceptrons, Viterbi
+over tag bigrams, lemma edit scripts) for input without tags; a tokenizer and sentence
+splitter (a character classifier and a word-level sentence-end classifier, multiword tokens
+split by the training data's dictionary) for plain text.  Hashed sparse features only (Koo et
+al.'s feature set 2 with morphological features): the MiniLM encoder of the English model is
+English-only and adds nothing on {language} (benchmarks/experiments/README.md).
+
+- **Training data**: UD {treebank} (`{treebank}-ud-train.conllu`, {train_sents} sentences,
+  {train_words} words; dev `{treebank}-ud-dev.conllu` for the per-epoch report only; source:
+  {source}). Licence of the data: **{licence}**; the model is a derived work distributed
+  under the same licence{licence_note}.
+- **Input it takes**: CoNLL-U, tagged or not (the columns that are `_` on every word are
+  predicted; `--retag` predicts all), or plain text (`depparse parse -m {lang} --input text`).
+- **Settings**: {settings}
+- **Recipe**: {note}.
+- **Reproduce**: `make model-{lang}` (seed {seed}; {total:.0f} s of training, {wall:.0f} s
+  wall clock with the evaluation, on the shared 2-core build machine, of which final pruner
+  {pruner:.0f} s, perceptron epochs {perceptron:.0f} s, labeler {labeler:.0f} s, tokenizer
+  {tokenizer:.0f} s; the rest is the tagger, the jackknifed pruners and the per-epoch dev
+  evaluation).
+- **File**: `models/{name}.npz`, {size:.1f} MB (weights as {storage} codes; feature set
+  {feature_set}, labeler `{labeler_kind}`; format in `depparse/model.py`).
+
+## Scores ({treebank} test, CoNLL 2018 definitions; `make model-{lang}`, as `real_input.py`)
+
+{settings_table}
+
+UDPipe 1.2: the published figures of its UD 2.3 {treebank} model on the UD 2.3 test set (not
+re-run here); the treebank has been revised since UD 2.3, so the test sets differ.
+{comparison}
+
+Proved optimal (gold tags): {proved:.2f}% of the sentences ({cert:.2f}% by the dual
+certificate within the first {budget} iterations, the rest by branch and bound; with Koo et
+al.'s decoding, `--no-proof` at K = {max_iter}, {cert_k:.2f}% are certified and the rest are
+not proved); UAS without punctuation {uas_np:.2f}; pruner: gold-arc recall on dev
+{recall:.2f}%, {hpw:.2f} kept heads per word.
+
+Per-epoch dev scores during training (dev with {dev_tags} tags):
+
+| epoch | dev UAS | dev cert% (K = {dev_k}) | sentences/s |
+|---|---|---|---|
+{epochs}
+"""
+
 #: What changed since the previous shipped model (the card's version table).
 CHANGES = ("dense contextual label scores: the labeler sees the layer-3 vectors of each arc's "
            "head and modifier directly (factor 0.6); the parser as in version 4")
@@ -100,10 +183,20 @@ CHANGES = ("dense contextual label scores: the labeler sees the layer-3 vectors 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("lang", nargs="?", default="en", choices=sorted(SHIPPED),
+                    help="which shipped model (default: en)")
     ap.add_argument("--epochs", type=int, default=8)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", default=str(REPO / "models" / "en_ewt_gs.npz"))
+    ap.add_argument("--out", default=None, help="default: models/<treebank>_gs.npz")
+    ap.add_argument("--card-from", metavar="JSON", default=None,
+                    help="only write the card again, from the fields a run kept "
+                         "(benchmarks/results/models/<model>_card.json)")
     args = ap.parse_args(argv)
+    if args.card_from:
+        fields = json.loads(Path(args.card_from).read_text())
+        spec = SHIPPED[fields["lang"]]
+        write_card(Path(args.out or REPO / "models" / f"{spec['treebank']}_gs.npz"), fields)
+        return 0
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
 
     from real_input import METRICS, settings, values, warm_up
@@ -117,17 +210,20 @@ def main(argv=None):
     if not corpora_dir().is_dir():
         print(f"corpora not found at {corpora_dir()} (set DEPPARSE_CORPORA)", file=sys.stderr)
         return 2
-    tr = read_conllu(treebank_file("en_ewt", "train"))
-    dv = read_conllu(treebank_file("en_ewt", "dev"))
+    spec = SHIPPED[args.lang]
+    code = spec["treebank"]
+    out = Path(args.out or REPO / "models" / f"{code}_gs.npz")
+    t_start = time.perf_counter()
+    tr = read_conllu(treebank_file(code, "train"))
+    dv = read_conllu(treebank_file(code, "dev"))
     dev_k = 1000
     m = train(tr, dv, epochs=args.epochs, seed=args.seed, progress=False, dev_max_iter=dev_k,
-              **RECIPE)
-    out = Path(args.out)
+              **spec["recipe"])
     out.parent.mkdir(parents=True, exist_ok=True)
     m.save(out)
     m = Model.load(out)  # evaluate exactly what is shipped
     p = Parser(m, path=out)
-    te = read_conllu(treebank_file("en_ewt", "test"))
+    te = read_conllu(treebank_file(code, "test"))
     warm_up(p, te)
     res = p.parse_results(te, trace=False)
     p.decoding = dataclasses.replace(p.decoding, proof=False)  # Koo et al.'s decoding
@@ -136,12 +232,30 @@ def main(argv=None):
     p.decoding = m.decoding
     scores = settings(p, te)
     sc = scores["gold tokenization + gold tags"][0]
-    lines = ["| setting | " + " | ".join(METRICS) + " | words/s |",
+    udpipe = spec.get("udpipe", {})
+    lines = ["| system | setting | " + " | ".join(METRICS) + " | words/s |",
+             "|---|---|" + "---|" * (len(METRICS) + 1)] if udpipe else [
+             "| setting | " + " | ".join(METRICS) + " | words/s |",
              "|---|" + "---|" * (len(METRICS) + 1)]
+    ours = {}
     for setting, (s_, wps) in scores.items():
         v = values(s_, setting)
-        lines.append(f"| {setting} | " + " | ".join("–" if v[k] is None else f"{v[k]:.2f}"
-                                                   for k in METRICS) + f" | {wps:,.0f} |")
+        ours[setting] = v
+        cells = " | ".join("–" if v[k] is None else f"{v[k]:.2f}" for k in METRICS)
+        lines.append(("| depparse " if udpipe else "") + f"| {setting} | {cells} | {wps:,.0f} |")
+    for setting, v in udpipe.items():
+        cells = " | ".join(f"{v[k]:.1f}" if k in v else "–" for k in METRICS)
+        lines.append(f"| UDPipe 1.2 (UD 2.3 model, published) | {setting} | {cells} | – |")
+    comparison = []
+    for setting, v in udpipe.items():
+        for k, theirs in v.items():
+            mine = ours.get(setting, {}).get(k)
+            if mine is None:
+                comparison.append(f"- {setting}, {k}: not measured (the model has no tokenizer)")
+                continue
+            d = mine - theirs
+            comparison.append(f"- {setting}, {k}: {mine:.2f} against {theirs:.1f}: "
+                              + (f"ahead by {d:.2f}" if d > 0 else f"behind by {-d:.2f}"))
     hist = m.info["history"]
     pr = hist[0]
     rows = "\n".join(f"| {h['epoch']} | {h['dev_uas']:.2f} | {h['dev_cert']:.2f} | "
@@ -163,10 +277,10 @@ def main(argv=None):
                           f"{c.dense_scale:g}, tensor rank {c.dense_rank})")
     if t.get("labeler_dense"):
         settings_text += f"; dense label scores (factor {t['labeler_dense']:g})"
-    src = (corpora_dir() / "en_ewt" / "SOURCE")
-    card = CARD.format(
+    src = (corpora_dir() / code / "SOURCE")
+    common = dict(
         train_sents=len(tr), train_words=sum(s.n for s in tr),
-        source=src.read_text().strip() if src.exists() else "UD English-EWT",
+        source=src.read_text().strip() if src.exists() else f"UD {code}",
         settings=settings_text, seed=args.seed, total=m.info["total_seconds"],
         pruner=m.info["pruner_seconds"],
         perceptron=sum(h.get("train_seconds", 0) for h in hist),
@@ -178,13 +292,32 @@ def main(argv=None):
         budget=m.decoding.budget, max_iter=m.decoding.max_iter,
         recall=pr["pruner_dev_recall"], hpw=pr["pruner_heads_per_word"], dev_k=dev_k,
         epochs=rows, dev_tags="predicted" if t["tag_training"] == "jackknife" else "gold",
-        changes=CHANGES, feature_set=c.feature_set, labeler_kind=c.labeler_kind,
-        context_layer=c.context_layer, dense_layer=c.dense_layer, storage=c.storage,
-        context_classes=c.context_classes,
-        context_coarse=c.context_coarse)
+        feature_set=c.feature_set, labeler_kind=c.labeler_kind, storage=c.storage)
+    fields = dict(common, lang=args.lang, name=out.stem, language=spec["language"],
+                  treebank=code, licence=spec["licence"], note=spec.get("note", ""),
+                  wall=time.perf_counter() - t_start, comparison="\n".join(comparison),
+                  changes=CHANGES, context_layer=c.context_layer, dense_layer=c.dense_layer,
+                  context_classes=c.context_classes, context_coarse=c.context_coarse)
+    # the card's fields, kept (not committed) so that a card can be written again without
+    # training: --card-from FILE
+    keep = REPO / "benchmarks" / "results" / "models" / f"{out.stem}_card.json"
+    keep.parent.mkdir(parents=True, exist_ok=True)
+    keep.write_text(json.dumps(fields, indent=1))
+    write_card(out, fields)
+    return 0
+
+
+def write_card(out: Path, fields: dict) -> None:
+    """Write the card ``<model>.md`` from its fields."""
+    if fields["lang"] == "en":
+        card = CARD.format(**fields)
+    else:
+        nc = "NC" in fields["licence"]
+        card = CARD_SPARSE.format(
+            licence_note=(" (non-commercial use only, as the treebank's licence says)"
+                          if nc else ""), **fields)
     out.with_suffix(".md").write_text(card)
     print(card)
-    return 0
 
 
 if __name__ == "__main__":

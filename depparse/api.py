@@ -3,37 +3,58 @@
 Example
 -------
 >>> import depparse
->>> parser = depparse.load()                       # the shipped English model
+>>> parser = depparse.load()                       # the English model
+>>> parser = depparse.load("pt")          # an installed model, by language  # doctest: +SKIP
 >>> print(parser.parse_conllu(open("corpora/sample.conllu").read()))   # doctest: +SKIP
 >>> print(parser.parse_text("The cat sat on the mat. It purred."))    # doctest: +SKIP
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
+from . import catalog
 from .config import DecodeConfig, ModelConfig, TrainConfig, split_settings
 from .conllu import read_conllu
 from .errors import ModelError
 from .inference.parser import Parser
 from .model import Model
-from .paths import models_dir
 
-__all__ = ["DEFAULT_MODEL", "load", "shipped_models", "train"]
+__all__ = ["DEFAULT_MODEL", "NAMES", "load", "resolve_model", "shipped_models", "train"]
 
-DEFAULT_MODEL = "en_ewt_gs.npz"
-NAMES = {"en": DEFAULT_MODEL, "en_ewt": DEFAULT_MODEL, "default": DEFAULT_MODEL}
+#: The model loaded when none is named: the English one.
+DEFAULT_MODEL = catalog.DEFAULT_NAME
+#: Names that stand for another model's name.
+NAMES = {"default": DEFAULT_MODEL}
+
+
+def _is_path(x) -> bool:
+    s = os.fspath(x)
+    return (isinstance(x, os.PathLike) or os.path.exists(s) or s.endswith(".npz")
+            or "/" in s or os.sep in s)
 
 
 def resolve_model(path_or_name=None) -> Path:
-    """Path of a model given a file path, a shipped model's name, or None (the default)."""
+    """Path of a model given a file path, the name of a known model, or None (the default).
+
+    A path is anything that exists, ends in ``.npz`` or holds a path separator; any other
+    string is a name: a model's (``en_ewt_gs``), its treebank's (``en_ewt``), its language's
+    (``en``) or its package's (``depparse-model-en-ewt``), looked up among the checkout's
+    ``models/`` and the installed model packages (:mod:`depparse.catalog`).
+
+    Raises
+    ------
+    ModelError
+        For a name no known model answers to: the message lists the installed models and
+        says how to get the others.
+    """
     if path_or_name is None:
-        return models_dir() / DEFAULT_MODEL
-    p = Path(path_or_name)
-    if p.exists() or p.suffix == ".npz" or "/" in str(path_or_name):
-        return p
-    name = NAMES.get(str(path_or_name), f"{path_or_name}.npz")
-    return models_dir() / name
+        path_or_name = DEFAULT_MODEL
+    if _is_path(path_or_name):
+        return Path(path_or_name)
+    name = NAMES.get(str(path_or_name).lower(), str(path_or_name))
+    return catalog.find(name).path
 
 
 def load(path_or_name=None) -> Parser:
@@ -42,29 +63,26 @@ def load(path_or_name=None) -> Parser:
     Parameters
     ----------
     path_or_name : str or Path, optional
-        A model file, or the name of a shipped model (``"en"``, ``"en_ewt"``); default: the
-        shipped English grandparent+sibling model.
+        A model file, or the name of an installed model (``"en"``, ``"pt"``, ``"en_ewt"``,
+        ``"pt_bosque_gs"``, ``"depparse-model-tr-imst"``; ``depparse models`` lists them);
+        default: the English model.
 
     Raises
     ------
     ModelError
-        If the file is missing, corrupt, or of a newer format version.
+        If no model of that name is installed, or the file is missing, corrupt, or of a
+        newer format version.
     """
     path = resolve_model(path_or_name)
     if not path.exists():
-        names = ", ".join(f"{n} ({a})" if a else n for n, a in shipped_models())
-        raise ModelError(f"{path}: model file not found; shipped models: {names or 'none'}; "
-                         "or give the path of a model trained with `depparse train`")
+        raise ModelError(catalog.not_found_message(path, catalog.models(), path=True))
     return Parser(Model.load(path), path=path)
 
 
-def shipped_models():
-    """``(name, aliases)`` of the models in the models folder."""
-    out = []
-    for p in sorted(models_dir().glob("*.npz")):
-        aliases = ", ".join(k for k, v in NAMES.items() if v == p.name)
-        out.append((p.stem, aliases))
-    return out
+def shipped_models() -> list[catalog.ModelEntry]:
+    """The models known by name (:func:`depparse.catalog.models`): the checkout's
+    ``models/`` files, then the installed model packages."""
+    return catalog.models()
 
 
 def train(train_sentences, dev_sentences=None, *, checkpoint=None, resume=False, progress=True,

@@ -54,7 +54,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from .api import load
-from .errors import ConfigError, SchedulerError
+from .errors import ConfigError, SchedulerError, require_extra
 from .inference.parallel import warmup
 from .inference.parser import Parser
 
@@ -66,6 +66,7 @@ log = logging.getLogger(__name__)
 @contextmanager
 def connect(client_or_address, timeout=15):
     """A :class:`distributed.Client` for a client or an address (closed on exit if opened)."""
+    require_extra("distributed", "dask", "a Dask cluster (--scheduler)")
     from distributed import Client
 
     if isinstance(client_or_address, Client):
@@ -110,6 +111,7 @@ def iter_parse_distributed(parser_or_model_path, sentences, client_or_address, *
                            shard_size=None, retries=3, on_shard=None):
     """Like :func:`parse_distributed`, but yields ``(Sentence, ParseResult)`` in input order
     as soon as the shards before them are done (for writing the output while parsing)."""
+    require_extra("distributed", "dask", "a Dask cluster (--scheduler)")
     from distributed import as_completed
 
     if isinstance(parser_or_model_path, Parser):

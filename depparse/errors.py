@@ -12,6 +12,8 @@ nothing from depparse, and every other module may import it.
 
 from __future__ import annotations
 
+import importlib.util
+
 __all__ = [
     "CheckpointError",
     "ConfigError",
@@ -21,12 +23,14 @@ __all__ = [
     "EncoderError",
     "EvaluationError",
     "InputWarning",
+    "MissingExtraError",
     "ModelError",
     "NoSpanningTreeError",
     "ReportError",
     "SchedulerError",
     "TrainingDataError",
     "UsageError",
+    "require_extra",
 ]
 
 
@@ -134,3 +138,24 @@ class ReportError(DepparseError, ValueError):
 
 class SchedulerError(DepparseError, OSError):
     """The Dask scheduler cannot be reached."""
+
+
+class MissingExtraError(UsageError):
+    """A feature that needs an optional dependency (an extra of the package) not installed."""
+
+
+def require_extra(module: str, extra: str, what: str) -> None:
+    """Raise :class:`MissingExtraError` unless ``module`` can be imported.
+
+    Parameters
+    ----------
+    module : str
+        The top-level module the feature imports (``"distributed"``, ``"matplotlib"``).
+    extra : str
+        The extra of depparse that installs it (``"dask"``, ``"report"``).
+    what : str
+        What needs it, for the message (``"parse --scheduler"``).
+    """
+    if importlib.util.find_spec(module) is None:
+        raise MissingExtraError(f"{what} needs the optional dependency {module!r}, which is "
+                                f"not installed: pip install 'depparse[{extra}]'")

@@ -36,8 +36,8 @@ LAYERS = (
     ("report", "viewer"),
     ("evaluate",),
     ("learn",),
-    ("api", "distributed", "serve"),
-    ("cli", "demo"),
+    ("api", "catalog", "distributed", "serve"),
+    ("cli", "demo", "spacy"),
 )
 
 PACKAGE_ROOT = Path(__file__).resolve().parent

@@ -1,4 +1,9 @@
-"""Where the project finds things: the UD corpora and the shipped models."""
+"""Where the project finds things: the UD corpora, and the models folder of a checkout.
+
+An installed depparse finds its models as installed packages (:mod:`depparse.catalog`, entry
+points of the group ``depparse.models``); a checkout of the repository also has them as files
+in its ``models/`` folder, which :func:`models_dir` names.
+"""
 
 from __future__ import annotations
 
@@ -17,9 +22,12 @@ def corpora_dir() -> Path:
     return Path(env) if env else REPO_ROOT.parent / "shared" / "corpora"
 
 
-def models_dir() -> Path:
-    """The folder of the shipped models."""
-    return REPO_ROOT / "models"
+def models_dir() -> Path | None:
+    """The ``models/`` folder of the checkout depparse runs from, or None for an installed
+    depparse (a wheel's package sits in ``site-packages``, beside no ``models/`` of ours:
+    the checkout is recognised by its ``.layers`` file beside the package)."""
+    folder = REPO_ROOT / "models"
+    return folder if (REPO_ROOT / ".layers").is_file() and folder.is_dir() else None
 
 
 def treebank_file(code: str, split: str) -> Path:

@@ -21,8 +21,9 @@ import sys
 import warnings
 from pathlib import Path
 
-from ..errors import ConlluWarning, DepparseError, InputWarning, UsageError
+from ..errors import ConlluWarning, DepparseError, InputWarning, UsageError, require_extra
 from .commands import COMMANDS, check_output, oserror, read_conllu_file
+from .models import cmd_models
 from .options import CONFIGS, add_config_flags, configs_from_args
 from .options import build_parser as _build_parser
 from .serve import COMMANDS as VIEW_COMMANDS
@@ -137,7 +138,7 @@ def training_summary(info) -> str:
     return "\n".join(lines)
 
 
-COMMANDS = {"train": cmd_train, **COMMANDS, **VIEW_COMMANDS}
+COMMANDS = {"train": cmd_train, **COMMANDS, "models": cmd_models, **VIEW_COMMANDS}
 
 
 def build_parser():
@@ -177,6 +178,14 @@ def _one_line(msg):
     return " ".join(lines) if len(lines) <= 3 else lines[0] + " ..."
 
 
+def check_extras(args):
+    """Fail before any work when the command needs an extra that is not installed."""
+    if getattr(args, "scheduler", None):
+        require_extra("distributed", "dask", f"{args.command} --scheduler")
+    if args.command == "report":
+        require_extra("matplotlib", "report", "depparse report (its PNG plots)")
+
+
 def main(argv=None):
     """Run the command line; returns the exit status (0 ok, 2 bad input, 1 internal)."""
     ap = build_parser()
@@ -191,6 +200,7 @@ def main(argv=None):
         warnings.simplefilter("default", ConlluWarning)
         warnings.simplefilter("default", InputWarning)
         try:
+            check_extras(args)
             COMMANDS[args.command](args)
             return 0
         except DepparseError as e:

@@ -94,6 +94,10 @@ EXAMPLES = {
   depparse evaluate gold.conllu output.conllu
   depparse evaluate gold.conllu output.conllu --parse-report run.json --json
 """,
+    "models": """examples:
+  depparse models                # name, language, treebank, version, size, test scores
+  depparse models --json         # the same as JSON (with the paths and every card score)
+""",
     "report": """examples:
   depparse report run.json                       # writes run_html/index.html
   depparse report run.json -o report_folder/
@@ -161,8 +165,9 @@ def build_parser(extra=()):
                         "where the input has them (default: only the columns that are '_' "
                         "on every word of an input file)")
     p.add_argument("-o", "--output", help="output file (default: stdout)")
-    p.add_argument("-m", "--model", help="model file or shipped model name (default: "
-                                         "en_ewt_gs, the shipped English model)")
+    p.add_argument("-m", "--model", help="model file, or an installed model's name, treebank "
+                                         "or language ('depparse models' lists them) "
+                                         "(default: en_ewt_gs, the English model)")
     add_config_flags(p, "parse", model_defaults=True)
     p.add_argument("--report", metavar="REPORT.json",
                    help="also write a parse report: per-sentence certificates, iterations, "
@@ -199,6 +204,12 @@ def build_parser(extra=()):
     r.add_argument("-o", "--output", "--out-dir", dest="output", metavar="FOLDER",
                    help="output folder (default: REPORT_html beside the report)")
     _add_common(r)
+    ms = _sub(sub, "models", "list the models that can be loaded by name",
+              "List the models depparse can load by name (the checkout's models/ folder, "
+              "then the installed model packages): language, treebank, version, file size, "
+              "and the test scores their model cards report.")
+    ms.add_argument("--json", action="store_true", help="print the list as JSON")
+    _add_common(ms)
     for add in extra:  # more commands: add(sub-command parsers, the common flags' adder)
         add(sub, _add_common)
     return ap

@@ -131,7 +131,10 @@ def cmd_serve(args):
                          "pip install 'depparse[serve]'") from None
     import asyncio
 
-    from ..api import NAMES, resolve_model, shipped_models
+    from ..api import NAMES, resolve_model
+    from ..catalog import models as models_known
+    from ..catalog import not_found_message
+    from ..errors import ModelError
 
     for flag, value, low in (("--workers", args.workers, 1), ("--queue", args.queue, 1),
                              ("--max-request-size", args.max_request_size, 1),
@@ -144,11 +147,12 @@ def cmd_serve(args):
         raise UsageError("--time-limit must be > 0")
     models: dict[str, str] = {}
     for m in args.model or [None]:
-        path = resolve_model(m)
+        try:
+            path = resolve_model(m)
+        except ModelError as e:
+            raise UsageError(str(e)) from None
         if not path.is_file():
-            names = ", ".join(n for n, _ in shipped_models())
-            raise UsageError(f"{path}: model file not found; shipped models: "
-                             f"{names or 'none'}; or give the path of a model file")
+            raise UsageError(not_found_message(path, models_known(), path=True))
         if path.stem in models:
             raise UsageError(f"two models are named {path.stem}: serve models of different "
                              "file names")
@@ -164,7 +168,12 @@ def cmd_serve(args):
         workers.close()
         sock.close()
         raise
+    # the names a served model answers to besides its file's: "default", and its catalog
+    # entry's (language, treebank, package)
     aliases = {a: Path(f).stem for a, f in NAMES.items()}
+    for entry in models_known():
+        if entry.path.resolve() == Path(models.get(entry.path.stem, "")):
+            aliases.update({n: entry.path.stem for n in entry.names()})
     app = create_app(workers, max_request=args.max_request_size, time_limit=args.time_limit,
                      aliases=aliases, model_files=models)
     host, port = sock.getsockname()[:2]

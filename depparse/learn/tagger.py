@@ -435,6 +435,13 @@ def tag_training_data(train_sents, dev_sents, vectors, config, training):
     The tagger sees the encoder's vectors of the contextual classes' layer when the model has
     them (the same vectors, computed once).  Returns ``(train, dev, component)``.
     """
+    blank = [name for name, attr, b in (("UPOS", "upos", "_"), ("XPOS", "xpos", "_"),
+                                        ("LEMMA", "lemmas", "_"), ("FEATS", "feats", ""))
+             if all((getattr(s, attr)[1:] == b).all() for s in train_sents)]
+    if blank:
+        log.warning("the training data has no %s ('_' on every word): the tagger leaves %s "
+                    "out, and the model writes '_' there", "/".join(blank),
+                    "them" if len(blank) > 1 else "it")
     layer = config.context_layer or None
     if layer and any(v is None for v in vectors):  # resumed: the classes exist already
         vectors = batch_word_vectors(layer, [s.forms[1:] for s in train_sents])

@@ -211,15 +211,20 @@ def _epoch(tab, labels, order, w, u, t, bits):
     return t, errors
 
 
-def _pieces(paras: list[tuple[str, np.ndarray]], max_sentences: int = 40):
+def _pieces(paras: list[tuple[str, np.ndarray]], max_sentences: int = 40, glued=False):
     """Paragraphs cut after every ``max_sentences`` sentences (at a sentence end followed by
-    whitespace), so that treebanks without paragraph marks can be held out in parts."""
+    whitespace), so that treebanks without paragraph marks can be held out in parts.
+
+    ``glued``: also at a sentence end that no whitespace follows: for writing systems without
+    spaces between sentences (Chinese, Japanese: a treebank without paragraph marks is one
+    run of text otherwise)."""
     out = []
     for text, lab in paras:
         a, count = 0, 0
         for i in np.flatnonzero(lab == SENTENCE_END).tolist():
             count += 1
-            if count >= max_sentences and i + 1 < len(text) and text[i + 1].isspace():
+            if count >= max_sentences and i + 1 < len(text) and (glued
+                                                                 or text[i + 1].isspace()):
                 j = i + 1
                 while j < len(text) and text[j].isspace():
                     j += 1
@@ -520,6 +525,8 @@ def train_tokenizer(sentences: Sequence[Sentence], dev: Sequence[Sentence] | Non
         held = treebank_paragraphs(dev)
     else:
         pieces = _pieces(paras)
+        if len(pieces) < holdout:  # too few cuts at whitespace: also where none follows
+            pieces = _pieces(paras, glued=True)
         run = max(1, len(pieces) // (5 * holdout))
         group = np.arange(len(pieces)) // run
         held = [p for j, p in enumerate(pieces) if group[j] % holdout == holdout - 1]

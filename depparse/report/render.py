@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from ..atomic import atomic_output
-from ..errors import ReportError
+from ..errors import ReportError, require_extra
 from ..viewer import Link, page_html, tree_from_report
 from .compare import compare_runs, figure, plot_compare, png, run_curve
 from .schema import ReportSentence, read_sentences
@@ -544,6 +544,8 @@ def write_report(report: Mapping[str, Any], out_dir: str | os.PathLike[str],
     ------
     ValueError
         If the report is invalid (nothing is written then).
+    MissingExtraError
+        If matplotlib is not installed (``pip install 'depparse[report]'``).
     OSError
         If the directory or a file cannot be written.
 
@@ -555,6 +557,7 @@ def write_report(report: Mapping[str, Any], out_dir: str | os.PathLike[str],
     The figures follow Koo et al. 2010 (Fig. 3, Fig. 4) and Rush et al. 2010 (Table 1); see
     the module docstring for the definitions.
     """
+    require_extra("matplotlib", "report", "the HTML report's plots")
     sents = read_sentences(report)
     summary = summarize(report, sents)
     if compare:

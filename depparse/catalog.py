@@ -1,0 +1,219 @@
+"""The models depparse knows by name: installed model packages, and a checkout's ``models/``.
+
+Models ship the way spaCy ships its pipelines: each is a package of its own
+(``depparse-model-en-ewt``, ``depparse-model-pt-bosque`` ...; built by ``make
+model-packages`` from the model file and its card with the template in ``packaging/``) whose
+module holds the ``.npz`` file and the card and declares itself under the entry-point group
+``depparse.models``::
+
+    [project.entry-points."depparse.models"]
+    en_ewt_gs = "depparse_model_en_ewt"
+
+The module gives ``META`` (``name``, ``lang``, ``treebank``, ``version``, ``model`` and
+``card``: the files beside it).  A checkout of the repository also has its models as files in
+``models/`` (:func:`depparse.paths.models_dir`): they come first, so that ``make demo`` and
+the tests in a checkout need no package, and a model retrained there is the one loaded.
+
+A model answers to its name (``en_ewt_gs``), its treebank (``en_ewt``), its language
+(``en``, where one model of the language is known) and its package's name
+(``depparse-model-en-ewt``).  :func:`find` resolves a name, :func:`models` lists them all,
+:func:`card_scores` reads the test scores a card reports.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata as md
+import re
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import InputWarning, ModelError
+from .paths import models_dir
+
+__all__ = ["DEFAULT_NAME", "GROUP", "ModelEntry", "card_scores", "find", "models",
+           "not_found_message"]
+
+#: The entry-point group of model packages.
+GROUP = "depparse.models"
+#: The model :func:`depparse.load` loads when given no name.
+DEFAULT_NAME = "en_ewt_gs"
+#: How to get the models that are not installed (said with every "not found").
+HOW_TO_GET = ("build the shipped ones in a checkout of depparse with `make model-packages` "
+              "and `pip install dist/depparse_model_*.whl`, or train one with `depparse "
+              "train` and give its path")
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """One model depparse can load by name.
+
+    Attributes
+    ----------
+    name : str
+        ``<treebank>_<kind>``, e.g. ``en_ewt_gs``.
+    lang, treebank : str
+        ISO 639 code and UD treebank code (``en``, ``en_ewt``).
+    version : str
+        The package's version (``"checkout"`` for a checkout's file).
+    path : Path
+        The model file (``.npz``).
+    card : Path or None
+        The model card (Markdown), if there is one.
+    source : str
+        ``"package"`` or ``"checkout"``.
+    package : str or None
+        The distribution's name for a package.
+    """
+
+    name: str
+    lang: str
+    treebank: str
+    version: str
+    path: Path
+    card: Path | None = None
+    source: str = "checkout"
+    package: str | None = None
+    aliases: tuple = field(default=(), compare=False)
+
+    def names(self) -> set[str]:
+        """Every name it answers to (lower case)."""
+        out = {self.name, self.treebank, self.lang, *self.aliases}
+        if self.package:
+            out |= {self.package, self.package.replace("-", "_")}
+        return {n.lower() for n in out}
+
+    @property
+    def size(self) -> int:
+        """Bytes of the model file (0 if it is missing)."""
+        try:
+            return self.path.stat().st_size
+        except OSError:
+            return 0
+
+    def describe(self) -> str:
+        """``en_ewt_gs (en, en_ewt; package depparse-model-en-ewt 0.2.0)``."""
+        where = (f"package {self.package} {self.version}" if self.source == "package"
+                 else f"checkout {self.path.parent}")
+        return f"{self.name} ({self.lang}, {self.treebank}; {where})"
+
+
+def _from_file(path: Path) -> ModelEntry:
+    parts = path.stem.split("_")
+    card = path.with_suffix(".md")
+    return ModelEntry(name=path.stem, lang=parts[0], treebank="_".join(parts[:2]),
+                      version="checkout", path=path, card=card if card.is_file() else None)
+
+
+def _from_entry_point(ep) -> ModelEntry | None:
+    dist = getattr(ep, "dist", None)
+    package = dist.metadata["Name"] if dist is not None else ep.value.split(":")[0]
+    try:
+        module = ep.load()
+        meta = dict(module.META)
+        here = Path(module.__file__).resolve().parent
+        path = here / meta["model"]
+        card = here / meta["card"] if meta.get("card") else None
+        if not path.is_file():
+            raise FileNotFoundError(f"{path}: missing")
+        return ModelEntry(name=str(meta["name"]), lang=str(meta["lang"]),
+                          treebank=str(meta["treebank"]),
+                          version=str(meta.get("version") or (dist.version if dist else "?")),
+                          path=path, card=card if card and card.is_file() else None,
+                          source="package", package=package,
+                          aliases=tuple(meta.get("aliases", ())))
+    except Exception as e:  # noqa: BLE001 - one broken package must not hide the others
+        warnings.warn(f"model package {package} (entry point {ep.name} = {ep.value}) cannot "
+                      f"be used: {type(e).__name__}: {e}; reinstall it or `pip uninstall "
+                      f"{package}`", InputWarning, stacklevel=3)
+        return None
+
+
+def models() -> list[ModelEntry]:
+    """Every model known by name: the checkout's ``models/*.npz`` first, then the installed
+    packages (a package whose model name the checkout already has is left out), each group
+    sorted by name."""
+    out: list[ModelEntry] = []
+    folder = models_dir()
+    if folder is not None:
+        out += [_from_file(p) for p in sorted(folder.glob("*.npz"))]
+    seen = {e.name for e in out}
+    eps = sorted(md.entry_points(group=GROUP), key=lambda ep: ep.name)
+    for ep in eps:
+        e = _from_entry_point(ep)
+        if e is not None and e.name not in seen:
+            out.append(e)
+            seen.add(e.name)
+    return out
+
+
+def not_found_message(name, known: list[ModelEntry], path: bool = False) -> str:
+    """What to say when ``name`` is no model (``path``: no model file at that path): what
+    there is and how to get the rest."""
+    have = "; ".join(e.describe() for e in known) or "none"
+    what = "model file not found" if path else "no model of that name or file of that path"
+    return f"{name}: {what}; installed models: {have}; {HOW_TO_GET}"
+
+
+def find(name: str) -> ModelEntry:
+    """The model that answers to ``name`` (case-insensitive).
+
+    Raises
+    ------
+    ModelError
+        If none does (the message lists the installed models and how to get the others), or
+        if a language code names several models (the message lists them).
+    """
+    known = models()
+    key = str(name).lower()
+    exact = [e for e in known if key in (e.name.lower(), e.treebank.lower())]
+    hits = exact or [e for e in known if key in e.names()]
+    if len(hits) == 1 or (hits and len({e.name for e in hits}) == 1):
+        return hits[0]
+    if hits:
+        raise ModelError(f"{name}: several models answer to this name: "
+                         + "; ".join(e.describe() for e in hits) + "; give one of their names")
+    raise ModelError(not_found_message(name, known))
+
+
+_NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
+
+
+def card_scores(card: Path | str | None) -> dict[str, dict[str, float]]:
+    """The test scores a model card reports for depparse: ``{setting: {metric: value}}``.
+
+    Read from the card's first Markdown table whose header starts with ``| setting |``, or
+    with ``| system | setting |`` (then the rows of system ``depparse``; the others are
+    published figures of other parsers): the tables ``benchmarks/make_model.py`` writes, one
+    row per UD setting, ``–`` where a metric does not apply.  ``{}`` without a card or such a
+    table.
+    """
+    if card is None:
+        return {}
+    try:
+        text = Path(card).read_text(encoding="utf-8")
+    except OSError:
+        return {}
+    out: dict[str, dict[str, float]] = {}
+    header: list[str] | None = None
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if header is None:
+            first = [c.lower() for c in cells[:2]]
+            if line.startswith("|") and (first[:1] == ["setting"]
+                                         or first == ["system", "setting"]):
+                header = cells
+            continue
+        if not line.startswith("|"):
+            break
+        if set(line) <= set("|-: "):
+            continue
+        if header[0].lower() == "system":
+            if cells[0] != "depparse":
+                continue
+            cells, names = cells[1:], header[1:]
+        else:
+            names = header
+        out[cells[0]] = {h: float(c) for h, c in zip(names[1:], cells[1:], strict=False)
+                         if _NUMBER.match(c) and h.lower() != "words/s"}
+    return out

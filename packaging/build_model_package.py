@@ -1,0 +1,101 @@
+"""Build one installable package (a wheel) per model file: ``make model-packages``.
+
+    python packaging/build_model_package.py models/en_ewt_gs.npz [...] [--out dist]
+
+A model ``<lang>_<corpus>_<kind>.npz`` with its card ``<same>.md`` beside it becomes the
+package ``depparse-model-<lang>-<corpus>`` (module ``depparse_model_<lang>_<corpus>``: the two
+files and an ``__init__`` with ``META`` and ``path()``), version = depparse's, declaring the
+entry point ``depparse.models`` by which ``depparse.load("<lang>")`` finds it
+(:mod:`depparse.catalog`).  The templates are ``packaging/model/``; the wheel is built by
+``python -m build`` (PEP 517, setuptools) into ``--out``.  The licence of the package is the
+training data's, read from the card's "Licence of the data" line.  Built wheels are never
+committed (``dist/`` is ignored).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+TEMPLATES = HERE / "model"
+REPO = HERE.parent
+
+#: Card wording of a licence -> its SPDX identifier (the package metadata's form).
+SPDX = {"CC BY-SA 4.0": "CC-BY-SA-4.0", "CC BY-NC-SA 3.0": "CC-BY-NC-SA-3.0",
+        "CC BY 4.0": "CC-BY-4.0", "CC BY-NC-SA 4.0": "CC-BY-NC-SA-4.0"}
+
+
+def depparse_version() -> str:
+    text = (REPO / "pyproject.toml").read_text(encoding="utf-8")
+    return re.search(r'^version = "([^"]+)"', text, re.M).group(1)
+
+
+def fields(model: Path) -> dict:
+    """The template's fields for a model file (its card must exist beside it)."""
+    card = model.with_suffix(".md")
+    if not card.is_file():
+        raise SystemExit(f"{model}: no model card {card.name} beside it")
+    parts = model.stem.split("_")
+    if len(parts) < 3:
+        raise SystemExit(f"{model}: the name must be <lang>_<corpus>_<kind>.npz")
+    text = card.read_text(encoding="utf-8")
+    m = re.search(r"Licence of the data: \*\*([^*]+)\*\*", text)
+    if not m or m.group(1).strip() not in SPDX:
+        raise SystemExit(f"{card}: no known 'Licence of the data: **...**' line "
+                         f"(known: {', '.join(SPDX)})")
+    title = text.splitlines()[0].lstrip("# ").strip()
+    lang, corpus = parts[0], parts[1]
+    version = depparse_version()
+    return {"name": model.stem, "lang": lang, "treebank": f"{lang}_{corpus}",
+            "package": f"depparse-model-{lang}-{corpus}",
+            "module": f"depparse_model_{lang}_{corpus}", "version": version,
+            "depparse_version": version, "license": SPDX[m.group(1).strip()],
+            "model_file": model.name, "card_file": card.name,
+            "language_line": title.replace('"', "'")}
+
+
+def build(model: Path, out: Path) -> Path:
+    """Write the package's sources to a temporary folder and build its wheel into ``out``."""
+    f = fields(model)
+    with tempfile.TemporaryDirectory(prefix="depparse-model-") as tmp:
+        src = Path(tmp)
+        pkg = src / f["module"]
+        pkg.mkdir()
+        (src / "pyproject.toml").write_text(
+            (TEMPLATES / "pyproject.toml.in").read_text(encoding="utf-8").format(**f),
+            encoding="utf-8")
+        (pkg / "__init__.py").write_text(
+            (TEMPLATES / "__init__.py.in").read_text(encoding="utf-8").format(**f),
+            encoding="utf-8")
+        shutil.copy2(model, pkg / f["model_file"])
+        shutil.copy2(model.with_suffix(".md"), pkg / f["card_file"])
+        shutil.copy2(model.with_suffix(".md"), src / "README.md")
+        out.mkdir(parents=True, exist_ok=True)
+        proc = subprocess.run([sys.executable, "-m", "build", "--wheel", "--outdir",
+                               str(out), str(src)], capture_output=True, text=True)
+        if proc.returncode:
+            raise SystemExit(f"{model}: building the wheel failed:\n{proc.stdout[-3000:]}\n"
+                             f"{proc.stderr[-3000:]}")
+    wheels = sorted(out.glob(f"{f['module']}-{f['version']}-*.whl"))
+    return wheels[-1]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("models", nargs="+", type=Path, help="model files (.npz, card beside)")
+    ap.add_argument("--out", type=Path, default=REPO / "dist", help="wheel folder (dist/)")
+    args = ap.parse_args(argv)
+    for model in args.models:
+        wheel = build(model, args.out)
+        print(f"{model} -> {wheel} ({wheel.stat().st_size / 1e6:.1f} MB)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
