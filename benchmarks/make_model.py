@@ -33,7 +33,7 @@ REPO = HERE.parent
 #: The recipe of the shipped model, beyond the defaults of ``depparse train`` (measured:
 #: benchmarks/experiments/README.md).
 RECIPE = {"model": "gs", "context_layer": 3, "tag_training": "gold", "dense_layer": 3,
-          "dense_scale": 3.0, "labeler_dense": 0.6, "storage": "int8"}
+          "dense_scale": 3.0, "labeler_dense": 0.6, "storage": "int8", "learned_scale": 1.0}
 
 CARD = """# en_ewt_gs — depparse's shipped English model
 
@@ -49,7 +49,12 @@ parser and labeler as the nearest of {context_classes} k-means centroids of the 
 ({context_coarse} coarser groups on top), the tagger as real-valued features; the parser
 also scores every arc with the layer-{dense_layer} vectors of its head and modifier directly
 (dense arc scores after Lei et al. 2014, learned jointly with the sparse weights), and so does
-the labeler for every label of an arc.
+the labeler for every label of an arc.  A learned network adds its view to every kept arc:
+a BiLSTM over the words' own embeddings, a character CNN and the same layer-3 vectors, with a
+biaffine arc scorer (Dozat and Manning 2017), trained on the treebank before the sparse
+weights; its `scale * log P(head | word)` enters the part tables beside the sparse scores, so
+dual decomposition, the certificates and branch and bound work on the sum unchanged
+(`depparse/features/network.py`; parsing runs it in NumPy, training in JAX).
 
 - **Training data**: UD English-EWT (`en_ewt-ud-train.conllu`, {train_sents} sentences,
   {train_words} words; source: {source}). Licence of the data: **CC BY-SA 4.0**; the model
@@ -93,7 +98,9 @@ templates), joint labeling of each head's children | 88.67 | 87.09 | 98.17 |
 | 4 (commit 020e1fa) | dense contextual arc scores (MiniLM layer 3); labeler label-bigram \
 templates with ids of their own; tagger and lemmatizer, plain-text tokenizer; 8-bit weights; \
 proofs by branch and bound | 90.38 | 88.67 | 98.89 (with proofs: 100.00 proved) |
-| 5 (this file) | {changes} | {uas:.2f} | {las:.2f} | {cert_k:.2f} (with proofs: {proved:.2f} \
+| 5 (commit 244c956) | dense contextual label scores (MiniLM layer 3, factor 0.6) | 90.38 | \
+88.89 | 98.89 (with proofs: 100.00 proved) |
+| 6 (this file) | {changes} | {uas:.2f} | {las:.2f} | {cert_k:.2f} (with proofs: {proved:.2f} \
 proved) |
 
 Per-epoch dev scores during training (dev with {dev_tags} tags):
@@ -108,16 +115,36 @@ Per-epoch dev scores during training (dev with {dev_tags} tags):
 #: figures with its UD 2.3 models (Straka and Straková 2017; the UD 2.3 models' documentation),
 #: on the UD 2.3 version of the treebank, which differs from ours.
 SPARSE_RECIPE = {"model": "gs", "storage": "int8"}
+#: Without an encoder, with the learned network over the treebank's own words and characters
+#: (issue 26, item 4).
+LEARNED_RECIPE = {"model": "gs", "storage": "int8", "learned_scale": 1.0}
+FEATURES_SPARSE = (
+    "Hashed sparse features only (Koo et al.'s feature set 2 with morphological features): the "
+    "MiniLM encoder of the English model is English-only and adds nothing on {language} "
+    "(benchmarks/experiments/README.md).")
+FEATURES_LEARNED = (
+    "Hashed sparse features (Koo et al.'s feature set 2 with morphological features) and, "
+    "beside them in every part table, a learned network's arc scores: a BiLSTM over the "
+    "words' own embeddings and a character CNN, learned from the treebank alone (the MiniLM "
+    "encoder of the English model is English-only), with a biaffine arc scorer (Dozat and "
+    "Manning 2017); its `scale * log P(head | word)` is added to every kept arc, so dual "
+    "decomposition, the certificates and branch and bound work on the sum unchanged "
+    "(`depparse/features/network.py`).")
 SPARSE_NOTE = (
     "`depparse train`'s defaults (the parser and labeler learn from the gold tags; 8-bit "
     "weights, as the English model); nothing was tuned on this treebank: jackknifed tags "
     "(`tag_training=jackknife`) gained +0.05 LAS on predicted tags on en_ewt "
     "(benchmarks/experiments/README.md, \"The parser on gold or on jackknifed tags\") for "
     "ten more taggers' training, and were left out")
+LEARNED_NOTE = (
+    "`depparse train`'s defaults and the learned network (`--learned-scale 1`, its other "
+    "settings the defaults, which were measured on en_ewt: benchmarks/experiments/README.md, "
+    "\"Learned representations\"); nothing was tuned on this treebank; the parser and labeler "
+    "learn from the gold tags; 8-bit weights")
 SHIPPED = {
     "en": {"treebank": "en_ewt", "recipe": RECIPE, "licence": "CC BY-SA 4.0",
            "language": "English"},
-    "pt": {"treebank": "pt_bosque", "recipe": SPARSE_RECIPE, "note": SPARSE_NOTE,
+    "pt": {"treebank": "pt_bosque", "recipe": LEARNED_RECIPE, "note": LEARNED_NOTE,
            "licence": "CC BY-SA 4.0", "language": "Portuguese",
            "udpipe": {"gold tokenization": {"UPOS": 96.3, "UAS": 86.4, "LAS": 83.2},
                       "raw text": {"LAS": 82.2}}},
@@ -135,9 +162,7 @@ branch and bound); a second-stage DEPREL labeler that labels the children of eac
 jointly; a tagger and lemmatizer (UPOS, XPOS, FEATS, LEMMA: averaged perceptrons, Viterbi
 over tag bigrams, lemma edit scripts) for input without tags; a tokenizer and sentence
 splitter (a character classifier and a word-level sentence-end classifier, multiword tokens
-split by the training data's dictionary) for plain text.  Hashed sparse features only (Koo et
-al.'s feature set 2 with morphological features): the MiniLM encoder of the English model is
-English-only and adds nothing on {language} (benchmarks/experiments/README.md).
+split by the training data's dictionary) for plain text.  {features}
 
 - **Training data**: UD {treebank} (`{treebank}-ud-train.conllu`, {train_sents} sentences,
   {train_words} words; dev `{treebank}-ud-dev.conllu` for the per-epoch report only; source:
@@ -177,8 +202,9 @@ Per-epoch dev scores during training (dev with {dev_tags} tags):
 """
 
 #: What changed since the previous shipped model (the card's version table).
-CHANGES = ("dense contextual label scores: the labeler sees the layer-3 vectors of each arc's "
-           "head and modifier directly (factor 0.6); the parser as in version 4")
+CHANGES = ("a learned network's arc scores (BiLSTM over words, characters and MiniLM layer 3; "
+           "biaffine arcs; scale 1) beside the sparse ones in every part table; the rest as in "
+           "version 5")
 
 
 def main(argv=None):
@@ -277,6 +303,11 @@ def main(argv=None):
                           f"{c.dense_scale:g}, tensor rank {c.dense_rank})")
     if t.get("labeler_dense"):
         settings_text += f"; dense label scores (factor {t['labeler_dense']:g})"
+    if c.learned_scale:
+        settings_text += (f"; a learned network's arc scores (scale {c.learned_scale:g}: "
+                          f"{t['learned_layers']} BiLSTM layers of {t['learned_hidden']} units "
+                          f"per direction, {t['learned_epochs']} epochs of Adam at "
+                          f"{t['learned_lr']:g}, dropout {t['learned_dropout']:g})")
     src = (corpora_dir() / code / "SOURCE")
     common = dict(
         train_sents=len(tr), train_words=sum(s.n for s in tr),
@@ -297,7 +328,8 @@ def main(argv=None):
                   treebank=code, licence=spec["licence"], note=spec.get("note", ""),
                   wall=time.perf_counter() - t_start, comparison="\n".join(comparison),
                   changes=CHANGES, context_layer=c.context_layer, dense_layer=c.dense_layer,
-                  context_classes=c.context_classes, context_coarse=c.context_coarse)
+                  context_classes=c.context_classes, context_coarse=c.context_coarse,
+                  learned=bool(c.learned_scale))
     # the card's fields, kept (not committed) so that a card can be written again without
     # training: --card-from FILE
     keep = REPO / "benchmarks" / "results" / "models" / f"{out.stem}_card.json"
@@ -313,9 +345,10 @@ def write_card(out: Path, fields: dict) -> None:
         card = CARD.format(**fields)
     else:
         nc = "NC" in fields["licence"]
+        features = FEATURES_LEARNED if fields.get("learned") else FEATURES_SPARSE
         card = CARD_SPARSE.format(
             licence_note=(" (non-commercial use only, as the treebank's licence says)"
-                          if nc else ""), **fields)
+                          if nc else ""), features=features.format(**fields), **fields)
     out.with_suffix(".md").write_text(card)
     print(card)
 
