@@ -384,7 +384,7 @@ def test_serve_refuses_bad_settings_with_one_line(tmp_path):
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        for args, needle in ((["-m", "no_such_model"], "model file not found"),
+        for args, needle in ((["-m", "no_such_model"], "no model of that name"),
                              (["--port", "99999"], "--port must be <= 65535"),
                              (["--workers", "0"], "--workers must be >= 1"),
                              (["--time-limit", "0"], "--time-limit must be > 0"),
