@@ -24,6 +24,7 @@ from pathlib import Path
 from ..errors import ConlluWarning, DepparseError, InputWarning, UsageError
 from .commands import COMMANDS, check_output, oserror, read_conllu_file
 from .options import CONFIGS, add_config_flags, build_parser, configs_from_args
+from .parse import cmd_parse
 
 __all__ = ["add_config_flags", "build_parser", "configs_from_args", "main", "training_summary"]
 
@@ -73,8 +74,6 @@ def cmd_train(args):
             raise UsageError(f"{ckpt}: the checkpoint was written for --model {c.model} "
                              f"--bits {c.bits}; resume with the same settings or delete it")
         log.info("resuming from %s", ckpt)
-    elif args.resume:
-        log.info("no checkpoint at %s: training from the start", ckpt)
     common = dict(checkpoint=ckpt, resume=args.resume, progress=not args.quiet)
     try:
         if args.scheduler:
@@ -134,7 +133,7 @@ def training_summary(info) -> str:
     return "\n".join(lines)
 
 
-COMMANDS = {"train": cmd_train, **COMMANDS}
+COMMANDS = {"train": cmd_train, "parse": cmd_parse, **COMMANDS}
 
 
 class _StderrHandler(logging.StreamHandler):
