@@ -61,14 +61,21 @@ def rss(args):
             t0 = time.monotonic()
             proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                     cwd=REPO, text=True)
-            peak, note = 0, ""
+            peak, note, series, next_mark = 0, "", [], 60.0
             while proc.poll() is None:
-                peak = max(peak, _tree_rss(proc))
-                if args.limit and time.monotonic() - t0 > args.limit:
+                now = _tree_rss(proc)
+                peak = max(peak, now)
+                t = time.monotonic() - t0
+                if t >= next_mark:  # RSS over time: flat when nothing grows with the input
+                    series.append(f"{t / 60:.0f} min: {now / 1e6:.0f} MB")
+                    next_mark += 60.0
+                if args.limit and t > args.limit:
                     proc.send_signal(signal.SIGINT)
                     note = f"stopped after {args.limit:.0f} s"
                     break
                 time.sleep(0.2)
+            if series:
+                print(f"<!-- {f}: RSS " + ", ".join(series) + " -->", flush=True)
             err = proc.communicate()[1]
             wall = time.monotonic() - t0
             m = re.search(r"parsed ([\d,]+) sentences?, ([\d,]+) words? in ([\d.]+) s "

@@ -370,3 +370,25 @@ def test_memory_stays_flat(syn, tmp_path):  # noqa: F811
         assert rc == 0, err
     assert peaks[1] < peaks[0] + 2e6, peaks  # before streaming: +10.5 MB (1,500 sentences)
     assert np.isfinite(peaks).all()
+
+
+def test_jobs_keep_the_predicted_tags(syn, tmp_path):  # noqa: F811
+    """Untagged input with --jobs 2: the tags the workers predicted are in the output (before
+    streaming, the parent rebuilt the sentences from the untagged input and lost them)."""
+    lines = []
+    for line in syn.test.read_text(encoding="utf-8").split("\n"):
+        cols = line.split("\t")
+        if len(cols) == 10:
+            cols[2] = cols[3] = "_"
+        lines.append("\t".join(cols))
+    src = tmp_path / "untagged.conllu"
+    src.write_text("\n".join(lines), encoding="utf-8")
+    outs = []
+    for jobs in ("1", "2"):
+        out = tmp_path / f"out{jobs}.conllu"
+        rc, _, err = run_cli(["parse", src, "-m", syn.model, "-o", out, "--jobs", jobs])
+        assert rc == 0 and "UPOS/LEMMA predicted by the model's tagger in 40 of 40" in err, err
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]
+    assert [list(s.upos) for s in read_conllu(io.BytesIO(outs[1]))] == [
+        list(s.upos) for s in read_conllu(syn.test)]

@@ -136,8 +136,13 @@ class Run:
         self.text_of = None  # the CoNLL-U writer's state (conllu.SentenceText)
         self.report = None
         self.committed = None  # (segment, position) of the last sentence written
-        self.reading = None  # (segment, Reader) being read
+        # progress through the input: the bytes of the segments done, and of the current one
+        # up to the sentence last written (CoNLL-U: its output bytes, nearly the input's; text:
+        # the offset of its batch of paragraphs)
         self.done_bytes = 0
+        self.seg_bytes = 0
+        self.seg = None
+        self.sizes: dict = {}
         self.file_columns: dict = {}
         self.progress = Progress(quiet=True)
 
@@ -256,7 +261,6 @@ class Run:
                     self.file_columns[head[0].source] = tuple(
                         self.parser.missing_columns(head))
             reader = Reader(self.parser, self.args.input, f, on_error, pos)
-            self.reading = (i, reader)
             k = 0
             try:
                 for s, p in reader.it:
@@ -265,9 +269,6 @@ class Run:
                     yield s
             finally:
                 reader.close()
-                self.reading = None
-                if f != "-":
-                    self.done_bytes += os.path.getsize(f)
             if k == 0 and pos is None:
                 if not any(b[0] == i for b in self.bad):
                     warnings.warn(f"no sentences in {'<stdin>' if f == '-' else f}",
@@ -309,7 +310,9 @@ class Run:
             if t is not self.target:
                 self._finish_target()
                 self._open_target(t)
-            written("output", t.path, self.sink.write, self.text_of(parsed).encode("utf-8"))
+            data = self.text_of(parsed).encode("utf-8")
+            written("output", t.path, self.sink.write, data)
+            self._advance(seg, pos, len(data))
             fname = "<stdin>" if f == "-" else f
             if self.report is not None:
                 j = index.get(fname, self.counts.file(fname)["sentences"])
@@ -329,10 +332,24 @@ class Run:
             raise UsageError(f"no sentence to parse: all {len(self.bad)} sentences are "
                              "malformed")
 
+    def _advance(self, seg, pos, size):
+        """Count the input read up to the sentence just written (for the progress line)."""
+        if seg != self.seg:
+            if self.seg is not None:
+                self.done_bytes += self._size(self.seg)
+            self.seg, self.seg_bytes = seg, 0
+        self.seg_bytes = pos[0] if isinstance(pos, tuple) else self.seg_bytes + size
+
+    def _size(self, seg):
+        f = self.segments[seg][0]
+        if f not in self.sizes:
+            self.sizes[f] = 0 if f == "-" else os.path.getsize(f)
+        return self.sizes[f]
+
     def _read_bytes(self):
-        if self.reading is None:
+        if self.seg is None:
             return self.done_bytes
-        return self.done_bytes + (self.reading[1].tell() or 0)
+        return self.done_bytes + min(self.seg_bytes, int(0.99 * self._size(self.seg)))
 
     def _open_target(self, t):
         from ..conllu import SentenceText
