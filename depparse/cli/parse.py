@@ -23,6 +23,7 @@ import json
 import os
 import sys
 import time
+import warnings
 from collections import deque
 
 from ..atomic import PARTIAL_SUFFIX, PartialFile, atomic_output, chunked_output
@@ -151,14 +152,17 @@ class Run:
         args = self.args
         start, after, state = 0, None, None
         if self.state_path and os.path.exists(self.state_path):
+            finished = self.mode == "file" and not os.path.exists(self._partial_name())
             if args.resume:
                 state = self._load_state()
                 if state is None:
                     return
                 start, after = state["segment"], state["position"]
-            elif not args.force:
+            elif not (args.force or finished):
                 raise UsageError(f"{self._partial_name()}: an earlier run stopped here; "
                                  "continue it with --resume, or start again with --force")
+            else:  # starting again: the stopped run's state must not outlive its partial file
+                os.unlink(self.state_path)
         elif args.resume and not args.quiet:
             print(f"depparse: nothing to resume ({self.state_path} not found): parsing from "
                   "the start", file=sys.stderr)
@@ -167,7 +171,8 @@ class Run:
         if "-" not in self.inputs:
             total = sum(os.path.getsize(f) for i, (f, _) in enumerate(self.segments)
                         if i not in skip and i >= start) or None
-        self.progress = Progress(args.quiet, args.progress_interval, total)
+        self.progress = Progress(args.quiet, args.progress_interval, total,
+                                 state["counts"]["words"] if state is not None else 0)
         t0, paused = time.perf_counter(), self.watch.seconds
         try:
             self._open(start, state)
@@ -183,6 +188,7 @@ class Run:
                 self.report = None
             if self.state_path and os.path.exists(self.state_path):
                 os.unlink(self.state_path)
+            self._remove_stale_temporaries()
         except DepparseError:
             self._discard()
             raise
@@ -192,7 +198,22 @@ class Run:
         self.progress.clear()
         self.watch.done()
         if not args.quiet:
-            print(f"depparse: {self.counts.summary(seconds)}", file=sys.stderr)
+            before = Counts(state["counts"]) if state is not None else None
+            print(f"depparse: {self.counts.summary(seconds, before)}", file=sys.stderr)
+
+    def _remove_stale_temporaries(self):
+        """Remove the temporary files of the state file that a kill left (a kill while the
+        state was being written leaves ``.NAME.partial.state.XXXX.tmp``)."""
+        if not self.state_path:
+            return
+        import glob
+
+        folder, name = os.path.split(os.path.abspath(self.state_path))
+        for f in glob.glob(os.path.join(glob.escape(folder), f".{glob.escape(name)}.*.tmp")):
+            try:
+                os.unlink(f)
+            except OSError:
+                pass
 
     def _partial_name(self):
         if self.mode == "file":
@@ -245,8 +266,6 @@ class Run:
     def _items(self, start, after, skip, track):
         """The sentences of the segments to parse, in order; ``track`` gets, for each, its
         (input sentence, segment, position)."""
-        import warnings
-
         for i in range(start, len(self.segments)):
             if i in skip:
                 continue

@@ -138,14 +138,17 @@ class Progress:
         0: none).
     total_bytes : int, optional
         The size of the inputs, when they are files: the line then shows the part read.
+    words_before : int, optional
+        Words parsed by the stopped run that this one continues (not in its words/s).
     """
 
-    def __init__(self, quiet=False, interval=None, total_bytes=None):
+    def __init__(self, quiet=False, interval=None, total_bytes=None, words_before=0):
         self.stream = sys.stderr
         self.tty = _terminal(self.stream)
         self.quiet = quiet
         self.interval = 60.0 if interval is None else float(interval)
         self.total = total_bytes or None
+        self.words_before = words_before  # parsed by the run this one continues
         self.t0 = time.perf_counter()
         self.last = self.t0
         self.shown = False
@@ -162,7 +165,8 @@ class Progress:
             return
         self.last = now
         spent = max(now - self.t0 - paused, 1e-9)
-        line = (f"{sentences:,} sentences, {words:,} words, {words / spent:,.0f} words/s, "
+        rate = (words - self.words_before) / spent
+        line = (f"{sentences:,} sentences, {words:,} words, {rate:,.0f} words/s, "
                 f"proved optimal {proved:,} ({100.0 * proved / max(1, sentences):.1f}%)")
         if self.total and read_bytes is not None:
             frac = min(1.0, read_bytes / self.total)

@@ -99,15 +99,21 @@ class Counts:
         return (f"{'/'.join(order)} predicted by the model's tagger in "
                 f"{self.tagged:,} of {count_of(self.sentences, 'sentence')}")
 
-    def summary(self, seconds):
+    def summary(self, seconds, before=None):
+        """The summary line; ``before``: the counts a resumed run started from (the time and
+        words/s are this run's, the other numbers the whole output's)."""
         words, n = self.words, self.sentences
+        done = words - (before.words if before else 0)
         extra = f"; {self.timed_out} stopped by --time-limit" if self.timed_out else ""
         if self.bad:
             extra += f"; skipped {count_of(self.bad, 'malformed sentence')}"
         if self.tagged:
             extra += "; " + self.tagged_line()
+        if before is not None and before.sentences:
+            extra += (f"; {count_of(before.sentences, 'sentence')} of them parsed before "
+                      f"--resume")
         return (f"parsed {count_of(n, 'sentence')}, {count_of(words, 'word')} in {seconds:.2f} s "
-                f"({words / max(seconds, 1e-9):.0f} words/s); certificates {self.certified}/{n} "
+                f"({done / max(seconds, 1e-9):.0f} words/s); certificates {self.certified}/{n} "
                 f"({100.0 * self.certified / max(1, n):.1f}%); {self.proved_line()}{extra}")
 
 
