@@ -6,11 +6,12 @@ kills at random moments followed by ``--resume``.
 
 ``rss`` runs ``depparse parse FILE -o OUT --jobs J`` on each file and samples the resident
 memory of the process and its workers every 0.2 s (psutil): the peak, with the words/s of
-the summary line.  ``--limit S`` stops a run after S seconds (SIGINT): the peak is then that
-of the part parsed, which the row says.  ``kill`` parses FILE once without interruption, then
-``--kills`` times starts the same run, kills it with SIGKILL at a moment drawn uniformly from
-its first commit to the end of a run's duration, continues it with ``--resume`` and compares
-the output with the uninterrupted one, byte for byte.  Both print Markdown rows.
+the summary line, and the memory once a minute.  ``--limit S`` stops a run after S seconds
+(SIGTERM): the peak is then that of the part parsed, which the row says.  ``kill`` parses FILE
+once without interruption, then ``--kills`` times starts the same run, kills it with SIGKILL at
+a moment drawn uniformly from its first commit to the end of a run's duration, continues it
+with ``--resume`` and compares the output with the uninterrupted one, byte for byte.  Both
+print Markdown rows.
 """
 
 from __future__ import annotations
@@ -70,7 +71,8 @@ def rss(args):
                     series.append(f"{t / 60:.0f} min: {now / 1e6:.0f} MB")
                     next_mark += 60.0
                 if args.limit and t > args.limit:
-                    proc.send_signal(signal.SIGINT)
+                    # (SIGTERM: a job started in the background of a shell ignores SIGINT)
+                    proc.send_signal(signal.SIGTERM)
                     note = f"stopped after {args.limit:.0f} s"
                     break
                 time.sleep(0.2)
