@@ -11,7 +11,10 @@ Example
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
+import sys
 from pathlib import Path
 
 from . import catalog
@@ -95,7 +98,9 @@ def train(train_sentences, dev_sentences=None, *, checkpoint=None, resume=False,
     checkpoint : path, optional
         Written atomically after every epoch; ``resume=True`` continues from it.
     progress : bool
-        Progress bars on stderr.
+        Progress on stderr: a bar on a terminal, and the training log (a line per epoch,
+        and one a minute within long epochs when stderr is not a terminal), unless logging
+        is configured already (then the ``depparse`` logger's records go where it says).
     **settings
         Any field of :class:`~depparse.config.ModelConfig` (``model``, ``bits``,
         ``context_layer`` ...), :class:`~depparse.config.DecodeConfig` (``max_iter``,
@@ -119,6 +124,30 @@ def train(train_sentences, dev_sentences=None, *, checkpoint=None, resume=False,
     from .learn.perceptron import train as _train  # the trainer: only when training
 
     m, d, t = split_settings(settings)
-    return _train(_load(train_sentences), _load(dev_sentences), ModelConfig(**m),
-                  DecodeConfig(**d), TrainConfig(**t), checkpoint=checkpoint, resume=resume,
-                  progress=progress)
+    with _training_log(progress):
+        return _train(_load(train_sentences), _load(dev_sentences), ModelConfig(**m),
+                      DecodeConfig(**d), TrainConfig(**t), checkpoint=checkpoint,
+                      resume=resume, progress=progress)
+
+
+@contextlib.contextmanager
+def _training_log(progress):
+    """The training log on stderr (a line per epoch, as ``depparse train`` prints it) while
+    :func:`train` runs, unless logging is set up already (a handler on the ``depparse``
+    logger or the root logger: the caller's own logging decides) or ``progress`` is off."""
+    log = logging.getLogger("depparse")
+    if not progress or log.handlers or logging.getLogger().handlers:
+        yield
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("depparse: %(message)s"))
+    level, propagate = log.level, log.propagate
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    log.propagate = False
+    try:
+        yield
+    finally:
+        log.removeHandler(handler)
+        log.setLevel(level)
+        log.propagate = propagate

@@ -13,6 +13,7 @@ the real stderr of a process.
 from __future__ import annotations
 
 import errno
+import gzip
 import io
 import json
 import os
@@ -114,19 +115,24 @@ def test_parse_rejects(syn, tmp_path, name, text, line, word):  # noqa: F811
     assert os.listdir(tmp_path) == ["in.conllu"], "temporary files left behind"
 
 
+@pytest.mark.parametrize("kind", ["conllu", "text"])
 @pytest.mark.parametrize("text", ["", "\n\n   \n"])
-def test_parse_accepts_a_file_without_sentences(syn, tmp_path, text):  # noqa: F811
-    """An empty CoNLL-U file is valid (the UD validator accepts it): empty output, exit 0."""
+def test_parse_accepts_a_file_without_sentences(syn, tmp_path, text, kind):  # noqa: F811
+    """An empty CoNLL-U file is valid (the UD validator accepts it): empty output, exit 0,
+    and stderr says that the file had no sentences (issue 25)."""
     src = tmp_path / "in.conllu"
     src.write_text(text, encoding="utf-8")
     out = tmp_path / "out.conllu"
-    rc, stdout, err = run_cli(["parse", src, "--model", syn.model, "-o", out])
+    flags = ["--input", "text"] if kind == "text" else []
+    rc, stdout, err = run_cli(["parse", src, "--model", syn.model, "-o", out, *flags])
     assert rc == 0, err
     assert out.read_bytes() == b""
+    assert f"depparse: warning: no sentences in {src}" in err.splitlines()
     assert "parsed 0 sentences, 0 words" in err
     assert err.rstrip().endswith("proved optimal 0/0"), err  # no empty list of proof kinds
-    rc, stdout, err = run_cli(["parse", src, "--model", syn.model])
+    rc, stdout, err = run_cli(["parse", src, "--model", syn.model, *flags])
     assert rc == 0 and stdout == b"", err
+    assert f"no sentences in {src}" in err
 
 
 def test_parse_rejects_non_utf8(syn, tmp_path):  # noqa: F811
@@ -377,8 +383,18 @@ def test_output_folder_missing(syn, tmp_path):  # noqa: F811
 
 
 def test_output_is_a_folder(syn, tmp_path):  # noqa: F811
-    rc, _, err = run_cli(["parse", syn.test, "--model", syn.model, "-o", tmp_path])
-    assert_bad(rc, err, tmp_path, None, "folder")
+    """An existing folder given as -o gets one output per input (issue 27); a file given
+    where a folder is meant (a name ending in '/') is an error."""
+    rc, _, err = run_cli(["parse", syn.test, "--model", syn.model, "-o", tmp_path, "-q"])
+    assert rc == 0, err
+    assert run_cli(["parse", syn.test, "--model", syn.model, "-o", tmp_path / "ref.conllu",
+                    "-q"])[0] == 0
+    assert (tmp_path / syn.test.name).read_bytes() == (tmp_path / "ref.conllu").read_bytes()
+    f = tmp_path / "file"
+    f.write_text("x")
+    rc, _, err = run_cli(["parse", syn.test, "--model", syn.model, "-o", f"{f}/"])
+    assert_bad(rc, err, f"{f}/", None, "not a folder")
+    assert f.read_text() == "x"
 
 
 @pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0,
@@ -438,17 +454,21 @@ def test_failing_model_write(syn, tmp_path, monkeypatch, fn):  # noqa: F811
 
 
 def test_failing_report_write(syn, tmp_path, monkeypatch):  # noqa: F811
+    from depparse.report.writer import ReportWriter
+
     out, rep = tmp_path / "out.conllu", tmp_path / "rep.json"
-    real = json.dump
+    real = ReportWriter.add
 
-    def dump(obj, f, **kw):
-        real({"partial": 1}, f)
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    def add(self, *args):
+        if self.entries == 3:  # the report's disk is full after three sentences
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(self, *args)
 
-    monkeypatch.setattr(json, "dump", dump)
+    monkeypatch.setattr(ReportWriter, "add", add)
     rc, _, err = run_cli(["parse", syn.test, "--model", syn.model, "-o", out, "--report", rep])
     assert_bad(rc, err, rep, None, "No space left")
-    assert not rep.exists()
+    assert not rep.exists() and not out.exists()
+    assert sorted(os.listdir(tmp_path)) == [], "partial files left behind"
 
 
 def test_internal_error_exit_1(syn, tmp_path, monkeypatch):  # noqa: F811
@@ -498,3 +518,140 @@ def test_subprocess_full_disk_on_stdout(syn):  # noqa: F811
                            stderr=subprocess.PIPE)
     err = p.stderr.decode()
     assert_bad(p.returncode, err, "<stdout>", None, "No space left")
+
+
+# ---------------------------------------------------------------------------------------
+# issue 25: input of the wrong kind, outputs that are not plain files, output = input
+
+# (id, bytes of the file, a word of the message, what to do that the message names)
+KIND_CASES = [
+    ("utf16-bom", GOOD.encode("utf-16"), "UTF-16", "iconv -f UTF-16 -t UTF-8"),
+    ("utf16-no-bom", GOOD.encode("utf-16-le"), "UTF-16", "iconv -f UTF-16LE -t UTF-8"),
+    ("utf32-bom", GOOD.encode("utf-32"), "UTF-32", "iconv -f UTF-32 -t UTF-8"),
+    ("gzip", gzip.compress(GOOD.encode()), "gzip", "zcat"),
+    ("binary", bytes(range(256)) * 8, "binary", "CoNLL-U or plain-text"),
+]
+
+
+@pytest.mark.parametrize("kind", ["conllu", "text"])
+@pytest.mark.parametrize("name,data,word,todo", KIND_CASES, ids=[c[0] for c in KIND_CASES])
+def test_files_that_are_not_utf8_text_say_what_they_are(  # noqa: F811
+        syn, tmp_path, name, data, word, todo, kind):  # noqa: F811
+    src = tmp_path / "in.conllu"
+    src.write_bytes(data)
+    out = tmp_path / "out.conllu"
+    flags = ["--input", "text"] if kind == "text" else []
+    rc, stdout, err = run_cli(["parse", src, "--model", syn.model, "-o", out, *flags])
+    msg = assert_bad(rc, err, src, 1, word)
+    assert todo in msg, msg
+    assert not out.exists() and stdout == b""
+    assert os.listdir(tmp_path) == ["in.conllu"]
+
+
+def test_conllu_given_as_text_is_refused(syn, tmp_path):  # noqa: F811
+    src = tmp_path / "in.conllu"
+    src.write_text(GOOD + GOOD, encoding="utf-8")
+    out = tmp_path / "out.conllu"
+    rc, _, err = run_cli(["parse", "--input", "text", src, "--model", syn.model, "-o", out])
+    msg = assert_bad(rc, err, src, 2, "CoNLL-U")
+    assert "--input conllu" in msg
+    assert not out.exists()
+    # prose with tabs is text all the same
+    src.write_text("The\tdog sleeps .\nA cat\truns .\n", encoding="utf-8")
+    rc, _, err = run_cli(["parse", "--input", "text", src, "--model", syn.model, "-o", out])
+    assert rc == 0, err
+
+
+def test_dash_output_is_stdout(syn, tmp_path, monkeypatch):  # noqa: F811
+    monkeypatch.chdir(tmp_path)
+    rc, stdout, err = run_cli(["parse", syn.test, "--model", syn.model, "-o", "-"])
+    assert rc == 0, err
+    rc2, ref, _ = run_cli(["parse", syn.test, "--model", syn.model])
+    assert stdout == ref and len(read_conllu(io.BytesIO(stdout))) == 40
+    assert os.listdir(tmp_path) == [], "a file named '-' was written"
+
+
+def test_dev_stdout_into_a_pipe_and_a_terminal(syn, tmp_path):  # noqa: F811
+    p = run_subprocess(["parse", syn.test, "--model", syn.model, "-o", "/dev/stdout", "-q"])
+    assert p.returncode == 0, p.stderr.decode()
+    ref = run_subprocess(["parse", syn.test, "--model", syn.model, "-q"]).stdout
+    assert p.stdout == ref and ref
+    # on a terminal (a pseudo-terminal)
+    import pty
+
+    master, slave = pty.openpty()
+    try:
+        p = run_subprocess(["parse", syn.test, "--model", syn.model, "-o", "/dev/stdout", "-q"],
+                           stdout=slave, stderr=subprocess.PIPE)
+        os.close(slave)
+        got = b""
+        while True:
+            try:
+                chunk = os.read(master, 1 << 16)
+            except OSError:
+                break
+            if not chunk:
+                break
+            got += chunk
+    finally:
+        os.close(master)
+    assert p.returncode == 0, p.stderr.decode()
+    # (colorama, which numba loads, resets the colours of a terminal at exit: ESC [0m)
+    assert got.replace(b"\r\n", b"\n").removesuffix(b"\x1b[0m") == ref
+
+
+def test_special_files_are_written_in_place(syn, tmp_path):  # noqa: F811
+    """A FIFO and a character device given as -o are written to, never replaced."""
+    import stat
+    import threading
+
+    ref = run_cli(["parse", syn.test, "--model", syn.model])[1]
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    p = run_subprocess(["parse", syn.test, "--model", syn.model, "-o", fifo, "-q"])
+    reader.join(timeout=60)
+    assert p.returncode == 0, p.stderr.decode()
+    assert got == [ref] and stat.S_ISFIFO(os.stat(fifo).st_mode)
+    if os.geteuid() != 0:
+        pytest.skip("making a device node needs root")
+    null = tmp_path / "null"  # a twin of /dev/null (major 1, minor 3)
+    os.mknod(null, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    for extra in ([], ["--report", tmp_path / "r.json"]):
+        p = run_subprocess(["parse", syn.test, "--model", syn.model, "-o", null, *extra])
+        assert p.returncode == 0, p.stderr.decode()
+        assert stat.S_ISCHR(os.stat(null).st_mode), "the device node was replaced"
+    # the report can go to a device too
+    p = run_subprocess(["parse", syn.test, "--model", syn.model, "-o", null, "--report", null])
+    assert p.returncode == 2 and b"also the output" in p.stderr
+    p = run_subprocess(["parse", syn.test, "--model", syn.model, "--report", null, "-q"])
+    assert p.returncode == 0 and stat.S_ISCHR(os.stat(null).st_mode), p.stderr.decode()
+
+
+def test_output_that_is_an_input_is_refused(syn, tmp_path):  # noqa: F811
+    src = tmp_path / "in.conllu"
+    src.write_bytes(syn.test.read_bytes())
+    (tmp_path / "link.conllu").symlink_to(src)
+    (tmp_path / "sub").mkdir()
+    for out in (src, tmp_path / "link.conllu", tmp_path / "sub" / ".." / "in.conllu"):
+        rc, _, err = run_cli(["parse", src, "--model", syn.model, "-o", out])
+        msg = assert_bad(rc, err, out, None, "input")
+        assert "--in-place" in msg and "--force" in msg
+        assert src.read_bytes() == syn.test.read_bytes()
+    # into a folder holding the input
+    rc, _, err = run_cli(["parse", src, "--model", syn.model, "-o", f"{tmp_path}/"])
+    assert_bad(rc, err, None, None, "--in-place")
+    # and the report
+    rc, _, err = run_cli(["parse", src, "--model", syn.model, "--report", src])
+    assert_bad(rc, err, src, None, "input")
+    assert src.read_bytes() == syn.test.read_bytes()
+    # asked for: the input is replaced by its parse
+    ref = run_cli(["parse", src, "--model", syn.model])[1]
+    assert run_cli(["parse", src, "--model", syn.model, "-o", src, "--force", "-q"])[0] == 0
+    assert src.read_bytes() == ref
+    src.write_bytes(syn.test.read_bytes())
+    rc, _, err = run_cli(["parse", src, "--model", syn.model, "--in-place"])
+    assert rc == 0 and src.read_bytes() == ref, err
+    assert sorted(os.listdir(tmp_path)) == ["in.conllu", "link.conllu", "sub"]

@@ -6,6 +6,8 @@ from __future__ import annotations
 import html
 import json
 import re
+import subprocess
+import sys
 
 import pytest
 from fixtures_models import run_cli, syn  # noqa: F401
@@ -166,3 +168,80 @@ def test_report_html_explains_certificates_and_shows_las(syn, tmp_path):  # noqa
                     "--report", rep2, "-q"])[0] == 0
     assert run_cli(["report", rep2, "-o", tmp_path / "html2"])[0] == 0
     assert json.loads((tmp_path / "html2" / "summary.json").read_text())["las"] is None
+
+
+# ---------------------------------------------------------------------------------------
+# issue 25
+
+
+def test_report_quiet_prints_nothing(syn, tmp_path):  # noqa: F811
+    rep = tmp_path / "run.json"
+    assert run_cli(["parse", syn.test, "-m", syn.model, "-o", tmp_path / "o.conllu",
+                    "--report", rep, "-q"])[0] == 0
+    rc, out, err = run_cli(["report", rep, "-o", tmp_path / "html", "-q"])
+    assert rc == 0 and err == "" and out == b"", err
+    rc, out, err = run_cli(["report", rep, "-o", tmp_path / "html"])
+    assert rc == 0 and "report written to" in err
+
+
+def test_first_compilation_is_announced_and_not_counted(capsys):
+    """The first compile of a run prints one line saying what happens; its time is kept
+    apart (the words/s of the summary do not count it)."""
+    import numba
+
+    from depparse.cli.progress import CompileWatch
+
+    @numba.njit(cache=False)
+    def fresh(x):
+        return x * 2 + 1
+
+    with CompileWatch(where="CACHE") as w:
+        assert fresh(3) == 7
+        assert fresh(4.5) == 10.0
+        w.done()
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert len(lines) == 2, err
+    assert lines[0].startswith("depparse: compiling the parser's kernels") and "CACHE" in err
+    assert lines[1].startswith("depparse: kernels compiled in ") and "(2 compilations)" in err
+    assert w.kernels == 2 and w.seconds > 0
+    with CompileWatch() as w:  # nothing compiled: nothing said
+        fresh(5)
+        w.done()
+    assert capsys.readouterr().err == "" and w.seconds == 0
+
+
+def test_api_train_logs_a_line_per_epoch(syn, tmp_path):  # noqa: F811
+    code = ("import depparse\n"
+            f"m = depparse.train({str(syn.train)!r}, {str(syn.dev)!r}, model='sib', bits=14, "
+            "epochs=2, labeler_epochs=1, dev_max_iter=200)\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=600,
+                       cwd=tmp_path)
+    err = p.stderr.decode()
+    assert p.returncode == 0, err
+    assert re.search(r"^depparse: epoch 1/2: .*training UAS", err, re.M), err
+    assert re.search(r"^depparse: epoch 2/2: .*dev UAS", err, re.M), err
+    # the caller's own logging set-up wins: nothing added
+    code = "import logging; logging.basicConfig(level=logging.ERROR)\n" + code
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=600,
+                       cwd=tmp_path)
+    assert p.returncode == 0 and "epoch 1/2" not in p.stderr.decode(), p.stderr.decode()
+
+
+def test_train_log_into_a_file_shows_progress_within_an_epoch(syn, tmp_path, monkeypatch):  # noqa: F811
+    from depparse.learn import progress
+
+    monkeypatch.setattr(progress, "LOG_SECONDS", 0.0)
+    rc, _, err = run_cli(["train", syn.train, "-o", tmp_path / "m.npz", "--model", "sib",
+                          "--epochs", "1", "--bits", "12", "--no-labeler"])
+    assert rc == 0, err
+    assert re.search(r"^depparse: epoch 1/1: 1\d\d of 200 sentences \(\d+%\) in \d+ s$", err,
+                     re.M), err
+
+
+def test_train_resume_without_checkpoint_says_so(syn, tmp_path):  # noqa: F811
+    rc, _, err = run_cli(["train", syn.train, "-o", tmp_path / "m.npz", "--model", "sib",
+                          "--epochs", "1", "--bits", "12", "--no-labeler", "--resume", "-q"])
+    assert rc == 0, err
+    warn = [x for x in err.splitlines() if x.startswith("depparse: warning:")]
+    assert len(warn) == 1 and "no checkpoint at" in warn[0] and "from the beginning" in warn[0]

@@ -3,7 +3,8 @@
 * ``depparse train`` killed after its first checkpoint exists, then re-run with
   ``--resume``, ends with bit-identical model arrays to an uninterrupted run.
 * ``depparse parse`` killed at any moment leaves the output file absent (or, when it existed,
-  untouched) or complete: never half-written.
+  untouched) or complete: never half-written (what it had parsed is in ``OUT.partial``, for
+  ``--resume``: ``tests/test_streaming.py``).
 
 The moments are drawn from a seeded generator (the seed is in the assertion messages).
 """
@@ -123,8 +124,9 @@ def test_killed_parse_never_leaves_half_written_output(syn, tmp_path):  # noqa: 
     outcomes = []
     for k in range(4):
         existed = k % 2 == 1  # also: an existing output file must stay intact
-        if out.exists():
-            out.unlink()
+        for f in (out, tmp_path / "out.conllu.partial", tmp_path / "out.conllu.partial.state"):
+            if f.exists():
+                f.unlink()
         if existed:
             out.write_bytes(old)
         jobs = ["--jobs", "2"] if k == 3 else []
@@ -154,7 +156,9 @@ def test_killed_parse_never_leaves_half_written_output(syn, tmp_path):  # noqa: 
     # output was in place (so the test saw a kill interrupt the work, not a finished run)
     assert sum(k for k, _, _ in outcomes) >= 3, outcomes
     assert any(k and s != "complete" for k, s, _ in outcomes), outcomes
-    # no output file appeared under another name than a hidden temporary one
+    # no output file appeared under another name than a hidden temporary one or the partial
+    # output of --resume
     names = {f.name for f in tmp_path.iterdir()}
-    assert names - {"in.conllu", "ref.conllu", "out.conllu"} <= {
+    assert names - {"in.conllu", "ref.conllu", "out.conllu", "out.conllu.partial",
+                    "out.conllu.partial.state"} <= {
         n for n in names if n.startswith(".out.conllu.") and n.endswith(".tmp")}

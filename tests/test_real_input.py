@@ -116,7 +116,8 @@ def test_untagged_input_gets_its_columns_predicted_and_only_those(syn, tmp_path)
     src, out, rep = _untagged(syn, tmp_path), tmp_path / "out.conllu", tmp_path / "r.json"
     rc, _, err = run_cli(["parse", src, "-m", syn.model, "-o", out, "--report", rep])
     assert rc == 0, err
-    assert "warning" not in err and "UPOS/LEMMA predicted by the model's tagger" in err
+    assert "warning" not in err
+    assert "UPOS/LEMMA predicted by the model's tagger in 40 of 40 sentences" in err
     gold = syn.test.read_text(encoding="utf-8").split("\n")
     for a, b, g in zip(src.read_text(encoding="utf-8").split("\n"),
                        out.read_text(encoding="utf-8").split("\n"), gold, strict=True):
@@ -133,6 +134,60 @@ def test_untagged_input_gets_its_columns_predicted_and_only_those(syn, tmp_path)
         s.heads.tolist() for s in read_conllu(tmp_path / "ref.conllu")]
     report = json.loads(rep.read_text())
     assert report["predicted_columns"] == {str(src): ["UPOS", "LEMMA"]}
+    assert report["files"][str(src)]["tagged"] == 40
+
+
+def _blocks(path):
+    return path.read_text(encoding="utf-8").rstrip("\n").split("\n\n")
+
+
+def test_a_file_tagged_in_places_is_tagged_per_sentence(syn, tmp_path):  # noqa: F811
+    """Issue 25: every second sentence without tags (LEMMA, UPOS, XPOS, FEATS all '_'): each
+    of those is tagged, the others keep their tags; the trees are those of the tagged file;
+    the summary line, the report and the HTML report say how many sentences were tagged."""
+    tagged, blank = _blocks(syn.test), _blocks(_untagged(syn, tmp_path))
+    src = tmp_path / "mixed.conllu"
+    src.write_text("\n\n".join(b if k % 2 else t for k, (t, b) in
+                                enumerate(zip(tagged, blank, strict=True))) + "\n\n",
+                   encoding="utf-8")
+    out, rep = tmp_path / "out.conllu", tmp_path / "r.json"
+    rc, _, err = run_cli(["parse", src, "-m", syn.model, "-o", out, "--report", rep])
+    assert rc == 0, err
+    assert "UPOS/LEMMA predicted by the model's tagger in 20 of 40 sentences" in err, err
+    ref = tmp_path / "ref.conllu"
+    assert run_cli(["parse", syn.test, "-m", syn.model, "-o", ref, "-q"])[0] == 0
+    got, want = read_conllu(out), read_conllu(ref)
+    assert [s.heads.tolist() for s in got] == [s.heads.tolist() for s in want]
+    assert [list(s.upos) for s in got] == [list(s.upos) for s in want]
+    for k, (a, b) in enumerate(zip(_blocks(src), _blocks(out), strict=True)):
+        for la, lb in zip(a.split("\n"), b.split("\n"), strict=True):
+            ca, cb = la.split("\t"), lb.split("\t")
+            if len(ca) == 10 and k % 2 == 0:
+                assert ca[:6] == cb[:6]  # a tagged sentence keeps its tags
+    report = json.loads(rep.read_text())
+    assert report["files"][str(src)]["tagged"] == 20
+    assert [bool(s["tagged"]) for s in report["sentences"]] == [k % 2 == 1 for k in range(40)]
+    assert run_cli(["report", rep, "-o", tmp_path / "html", "-q"])[0] == 0
+    page = (tmp_path / "html" / "index.html").read_text(encoding="utf-8")
+    assert "mixed.conllu: UPOS/LEMMA in 20 of 40 sentences" in page
+
+
+def test_a_column_missing_from_a_file_is_predicted_in_every_sentence(syn, tmp_path):  # noqa: F811
+    """LEMMA '_' throughout, UPOS given: the file lacks LEMMA (its first sentences say so),
+    so every sentence gets its LEMMA predicted, and keeps its UPOS."""
+    lines = []
+    for line in syn.test.read_text(encoding="utf-8").split("\n"):
+        cols = line.split("\t")
+        if len(cols) == 10:
+            cols[2] = "_"
+        lines.append("\t".join(cols))
+    src = tmp_path / "nolemma.conllu"
+    src.write_text("\n".join(lines), encoding="utf-8")
+    out = tmp_path / "out.conllu"
+    rc, _, err = run_cli(["parse", src, "-m", syn.model, "-o", out])
+    assert rc == 0 and "LEMMA predicted by the model's tagger in 40 of 40 sentences" in err, err
+    assert [list(s.lemmas) for s in read_conllu(out)] == [
+        list(s.lemmas) for s in read_conllu(syn.test)]
 
 
 def test_retag_overrides_the_input_tags(syn, tmp_path):  # noqa: F811

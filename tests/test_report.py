@@ -462,3 +462,43 @@ def test_load_report(tmp_path):
     path.write_text("{", encoding="utf-8")
     with pytest.raises(ValueError, match="not valid JSON"):
         load_report(path)
+
+
+# ---------------------------------------------------------------------------------------
+# section 6 readable (issue 25): long file names and sent_ids
+
+
+LONG_ID = "weblog-blogspot.com_nominations_20041117172713_ENG_20041117_172713-0001"
+
+
+def test_section6_titles_and_table_fit(tmp_path):
+    from depparse.report.figures import TITLE_CHARS, sentence_name, traces_figure
+    from depparse.report.schema import read_sentences
+    from depparse.report.stats import hardest
+
+    rep = example_report(sentences=24)
+    for k, s in enumerate(rep["sentences"]):
+        s["file"] = "/data/corpora/english/en_ewt-ud-test-with-a-long-name.conllu"
+        s["sent_id"] = f"{LONG_ID}-{k}"
+    hard = hardest(read_sentences(rep))
+    assert len(hard) == 4
+    fig = traces_figure(hard)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    boxes = [ax.title.get_window_extent(renderer) for ax in fig.axes]
+    width = fig.bbox.width
+    for i, a in enumerate(boxes):
+        assert a.x0 >= 0 and a.x1 <= width, (a, width)  # inside the picture
+        for b in boxes[i + 1:]:
+            overlap = min(a.x1, b.x1) > max(a.x0, b.x0) and min(a.y1, b.y1) > max(a.y0, b.y0)
+            assert not overlap, (a, b)
+    for ax in fig.axes:
+        assert all(len(x) <= TITLE_CHARS for x in ax.get_title().split("\n"))
+    # the end of a long id stays (it is what tells the sentences apart)
+    assert sentence_name(hard[0].file, 3, f"{LONG_ID}-3").endswith("-0001-3)")
+    index = write_report(rep, tmp_path)
+    page = index.read_text(encoding="utf-8")
+    table = page[page.index("The sentences that took longest"):]
+    cells = re.findall(r"<tr><td>([^<]*)</td>", table)
+    assert cells and all(len(c) <= TITLE_CHARS for c in cells), cells
+    assert "td { white-space: nowrap; }" in page  # numbers and the proof on one line

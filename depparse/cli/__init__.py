@@ -26,6 +26,7 @@ from .commands import COMMANDS, check_output, oserror, read_conllu_file
 from .models import cmd_models
 from .options import CONFIGS, add_config_flags, configs_from_args
 from .options import build_parser as _build_parser
+from .parse import cmd_parse
 from .serve import COMMANDS as VIEW_COMMANDS
 from .serve import add_parsers as _add_view_parsers
 
@@ -77,8 +78,6 @@ def cmd_train(args):
             raise UsageError(f"{ckpt}: the checkpoint was written for --model {c.model} "
                              f"--bits {c.bits}; resume with the same settings or delete it")
         log.info("resuming from %s", ckpt)
-    elif args.resume:
-        log.info("no checkpoint at %s: training from the start", ckpt)
     common = dict(checkpoint=ckpt, resume=args.resume, progress=not args.quiet)
     try:
         if args.scheduler:
@@ -138,7 +137,8 @@ def training_summary(info) -> str:
     return "\n".join(lines)
 
 
-COMMANDS = {"train": cmd_train, **COMMANDS, "models": cmd_models, **VIEW_COMMANDS}
+COMMANDS = {"train": cmd_train, "parse": cmd_parse, **COMMANDS, "models": cmd_models,
+            **VIEW_COMMANDS}
 
 
 def build_parser():

@@ -86,8 +86,10 @@ EXAMPLES = {
     "parse": """examples:
   depparse parse input.conllu -o output.conllu             # the shipped English model
   echo "The cat sat on the mat." | depparse parse --input text -   # plain text
-  depparse parse - < input.conllu > output.conllu          # stdin to stdout
+  depparse parse - < input.conllu > output.conllu          # stdin to stdout (or -o -)
   depparse parse input.conllu -o out.conllu --report run.json --jobs 2
+  depparse parse big.conllu -o big.parsed.conllu --resume  # continue a run that was stopped
+  depparse parse --input text corpus/*.txt -o parsed/      # one output per input file
   depparse parse input.conllu -m my_model.npz --prune-threshold 1e-4 --prune-max-heads 10
 """,
     "evaluate": """examples:
@@ -152,19 +154,41 @@ def build_parser(extra=()):
 
     p = _sub(sub, "parse", "parse CoNLL-U files or plain text",
              "Parse CoNLL-U files (or plain text, --input text): HEAD and DEPREL are filled "
-             "in; LEMMA, UPOS, XPOS and FEATS too where a file has '_' in that column on "
-             "every word; every other byte is kept.  A one-line summary goes to stderr.")
+             "in; LEMMA, UPOS, XPOS and FEATS too in a sentence that has none of them, and "
+             "where a file lacks a column altogether; every other byte is kept.  The input "
+             "is read, parsed and written as a stream (any size, bounded memory); the output "
+             "grows as OUT.partial and is renamed to OUT at the end.  Progress and a "
+             "one-line summary go to stderr.")
     p.add_argument("inputs", nargs="+", metavar="INPUT",
-                   help="CoNLL-U files, or plain-text files with --input text ('-' = stdin)")
+                   help="CoNLL-U files, or plain-text files with --input text ('-' = stdin); "
+                        "a folder stands for its *.conllu (*.txt) files")
     p.add_argument("--input", choices=("conllu", "text"), default="conllu",
                    help="conllu: CoNLL-U files (tokenized); text: plain UTF-8 text, "
                         "paragraphs separated by blank lines, which the model's tokenizer "
                         "splits into sentences and words (default: conllu)")
     p.add_argument("--retag", action="store_true",
                    help="predict UPOS, XPOS, LEMMA and FEATS with the model's tagger even "
-                        "where the input has them (default: only the columns that are '_' "
-                        "on every word of an input file)")
-    p.add_argument("-o", "--output", help="output file (default: stdout)")
+                        "where the input has them (default: in the sentences that have none "
+                        "of the four, and the columns a file lacks altogether)")
+    p.add_argument("-o", "--output", metavar="OUT",
+                   help="output file ('-': stdout; a device or FIFO is written in place), or "
+                        "a folder (an existing one, or a name ending in '/'): one output per "
+                        "input, named as the input with .conllu for its extension; inputs "
+                        "whose output is there already, newer than the input, are skipped "
+                        "(default: stdout)")
+    p.add_argument("--resume", action="store_true",
+                   help="continue a run that was stopped (killed, Ctrl-C) from its last "
+                        "commit (every few seconds): the output is the same as a run that "
+                        "was never stopped (default: refuse to replace a stopped run's "
+                        "OUT.partial)")
+    p.add_argument("--force", action="store_true",
+                   help="write over an input given as the output, parse again the inputs "
+                        "whose output in the folder is complete, start a stopped run again")
+    p.add_argument("--in-place", action="store_true",
+                   help="replace each input file by its parse (no -o)")
+    p.add_argument("--progress-interval", type=float, default=None, metavar="SECONDS",
+                   help="when stderr is not a terminal (a log file), a progress line every "
+                        "SECONDS (default: 60; 0: none); a terminal gets a live line")
     p.add_argument("-m", "--model", help="model file, or an installed model's name, treebank "
                                          "or language ('depparse models' lists them) "
                                          "(default: en_ewt_gs, the English model)")

@@ -8,9 +8,9 @@ blank-line structure included); parsing replaces only HEAD and DEPREL.
 """
 
 from ..errors import ConlluError, ConlluWarning
-from .reader import iter_conllu, read_conllu, read_sentence
+from .reader import encoding_problem, iter_conllu, read_conllu, read_sentence
 from .sentence import COLUMNS, ROOT, Sentence
-from .writer import write_conllu
+from .writer import SentenceText, write_conllu
 
-__all__ = ["COLUMNS", "ROOT", "ConlluError", "ConlluWarning", "Sentence", "iter_conllu",
-           "read_conllu", "read_sentence", "write_conllu"]
+__all__ = ["COLUMNS", "ROOT", "ConlluError", "ConlluWarning", "Sentence", "SentenceText",
+           "encoding_problem", "iter_conllu", "read_conllu", "read_sentence", "write_conllu"]

@@ -24,7 +24,7 @@ from typing import IO, Any, Union
 from ..errors import ConlluError, ConlluWarning
 from .sentence import Sentence, build_sentence
 
-__all__ = ["PathOrFile", "iter_conllu", "read_conllu", "read_sentence"]
+__all__ = ["PathOrFile", "encoding_problem", "iter_conllu", "read_conllu", "read_sentence"]
 
 PathOrFile = Union[str, "os.PathLike[str]", IO[str], IO[bytes]]
 
@@ -37,6 +37,65 @@ def _stream_name(f: Any) -> str:
     if isinstance(name, (str, bytes, os.PathLike)):
         return os.fsdecode(name)
     return "<stream>"
+
+
+#: Magic numbers of compressed files: what they are, and the command that decompresses one.
+_COMPRESSED = ((b"\x1f\x8b", "gzip-compressed", "zcat"), (b"BZh", "bzip2-compressed", "bzcat"),
+               (b"\xfd7zXZ\x00", "xz-compressed", "xzcat"),
+               (b"\x28\xb5\x2f\xfd", "zstd-compressed", "zstdcat"))
+
+
+def encoding_problem(head: bytes, path: str) -> ConlluError | None:
+    """Why the first bytes of a file show that it is not UTF-8 text, with what to do: UTF-16
+    or UTF-32 (a byte-order mark, or every other byte NUL), a compressed file, a binary file
+    (NUL bytes among bytes that are not UTF-8); None otherwise (NUL characters in UTF-8 text
+    are left to the reader).
+
+    Parameters
+    ----------
+    head : bytes
+        The start of the file (a few kilobytes are enough).
+    path : str
+        The file name for the message (``FILE:1: ...``).
+    """
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        kind = "UTF-32" if head.startswith(b"\xff\xfe\x00\x00") else "UTF-16"
+        return ConlluError(path, 1, f"the file is {kind} (it starts with a {kind} byte-order "
+                           f"mark); depparse reads UTF-8: convert it first, e.g. iconv -f "
+                           f"{kind} -t UTF-8 {path} > {_utf8_name(path)}")
+    if head.startswith(b"\x00\x00\xfe\xff"):
+        return ConlluError(path, 1, "the file is UTF-32 (it starts with a UTF-32 byte-order "
+                           f"mark); depparse reads UTF-8: convert it first, e.g. iconv -f UTF-32 "
+                           f"-t UTF-8 {path} > {_utf8_name(path)}")
+    for magic, kind, cat in _COMPRESSED:
+        if head.startswith(magic):
+            return ConlluError(path, 1, f"the file is {kind}: decompress it first, e.g. "
+                               f"{cat} {path} | depparse parse - ...")
+    nul = head.find(b"\x00")
+    if nul < 0:
+        return None
+    sample = head[:4096]
+    half = len(sample) / 2
+    even, odd = sample[0::2].count(0), sample[1::2].count(0)
+    if len(sample) >= 64 and max(even, odd) >= 0.9 * half and min(even, odd) <= 0.1 * half:
+        return ConlluError(path, 1, "the file looks like UTF-16 without a byte-order mark "
+                           "(every other byte is NUL); depparse reads UTF-8: convert it first, "
+                           f"e.g. iconv -f UTF-16{'LE' if odd >= even else 'BE'} -t UTF-8 "
+                           f"{path} > {_utf8_name(path)}")
+    try:  # NUL characters in UTF-8 text are the reader's to judge; bytes that are no text:
+        head.decode("utf-8")
+    except UnicodeDecodeError as err:
+        if err.start < len(head) - 3:  # not a character cut at the end of the sample
+            line = head.count(b"\n", 0, nul) + 1
+            return ConlluError(path, line, f"a NUL byte (at byte {nul + 1} of the file) and "
+                               "bytes that are not UTF-8: this is a binary file, not text; "
+                               "give a CoNLL-U or plain-text file")
+    return None
+
+
+def _utf8_name(path: str) -> str:
+    stem, ext = os.path.splitext(os.path.basename(path))
+    return f"{stem}.utf8{ext}" if ext else f"{stem}.utf8"
 
 
 def _decode(data: bytes, first_line: int, path: str) -> tuple[str, ConlluError | None]:
@@ -56,7 +115,7 @@ def _decode(data: bytes, first_line: int, path: str) -> tuple[str, ConlluError |
 
 
 def _line_batches(
-    f: Any, path: str, tolerant: bool = False
+    f: Any, path: str, tolerant: bool = False, first_line: int = 1
 ) -> Iterator[tuple[list[str], bool]]:
     """Yield ``(lines, terminated)`` batches; lines are split on ``\\n`` only.
 
@@ -64,11 +123,13 @@ def _line_batches(
     for the final batch when the file does not end with ``\\n`` (its last line is then
     unterminated).  ``tolerant``: invalid UTF-8 bytes are decoded as lone surrogates
     (``surrogateescape``) instead of raising; :func:`_parse_stream` then rejects their
-    sentence alone.
+    sentence alone.  ``first_line``: the number of the stream's first line (a stream that
+    starts in the middle of a file); the encoding of a stream that starts at line 1 is checked
+    first (:func:`encoding_problem`).
     """
     pending: Any = None
     nl: Any = None
-    line_no = 1
+    line_no = first_line
     while True:
         chunk = f.read(_CHUNK)
         if pending is None:
@@ -78,6 +139,10 @@ def _line_batches(
                 pending, nl = "", "\n"
             else:
                 pending, nl = b"", b"\n"
+                if first_line == 1:
+                    problem = encoding_problem(bytes(chunk[:65536]), path)
+                    if problem is not None:
+                        raise problem
         if not chunk:
             break
         if isinstance(chunk, (bytearray, memoryview)):
@@ -152,7 +217,8 @@ def _build_or_skip(
         return None
 
 
-def _parse_stream(f: Any, path: str, on_error: Any = None) -> Iterator[Sentence]:
+def _parse_stream(f: Any, path: str, on_error: Any = None,
+                  first_line: int = 1) -> Iterator[Sentence]:
     """Split a stream into sentence blocks and build them (see iter_conllu)."""
     tolerant = on_error is not None
     bad: ConlluError | None = None  # tolerant mode: invalid UTF-8 in the current block
@@ -165,8 +231,8 @@ def _parse_stream(f: Any, path: str, on_error: Any = None) -> Iterator[Sentence]
     prev: Sentence | None = None
     first_done = False
     crlf_warned = False
-    line_no = 0
-    for batch, terminated in _line_batches(f, path, tolerant):
+    line_no = first_line - 1
+    for batch, terminated in _line_batches(f, path, tolerant, first_line):
         last = len(batch) - 1
         for idx, line in enumerate(batch):
             line_no += 1
@@ -230,7 +296,8 @@ def _parse_stream(f: Any, path: str, on_error: Any = None) -> Iterator[Sentence]
         yield prev
 
 
-def iter_conllu(path_or_file: PathOrFile, *, on_error: Any = None) -> Iterator[Sentence]:
+def iter_conllu(path_or_file: PathOrFile, *, on_error: Any = None,
+                first_line: int = 1) -> Iterator[Sentence]:
     """Iterate over the sentences of a CoNLL-U file.
 
     Parameters
@@ -242,6 +309,10 @@ def iter_conllu(path_or_file: PathOrFile, *, on_error: Any = None) -> Iterator[S
         Tolerant reading: a malformed sentence block (including one with invalid UTF-8)
         is passed to ``on_error(ConlluError)`` and skipped instead of raising, and reading
         goes on with the next block (``depparse parse --skip-bad``).
+    first_line : int, optional
+        The line number of the stream's first line, for a file object positioned at the start
+        of a sentence in the middle of a file (``depparse parse --resume``): line numbers,
+        in the sentences and in error messages, count from it.  Default 1.
 
     Yields
     ------
@@ -251,7 +322,8 @@ def iter_conllu(path_or_file: PathOrFile, *, on_error: Any = None) -> Iterator[S
     Raises
     ------
     ConlluError
-        On malformed input (raised when the iteration reaches it).
+        On malformed input (raised when the iteration reaches it), and for a file that is
+        not UTF-8 text at all: UTF-16, compressed or binary (:func:`encoding_problem`).
     OSError
         If the file cannot be opened or read.
 
@@ -263,9 +335,9 @@ def iter_conllu(path_or_file: PathOrFile, *, on_error: Any = None) -> Iterator[S
     if isinstance(path_or_file, (str, bytes, os.PathLike)):
         name = os.fsdecode(path_or_file)
         with open(path_or_file, "rb") as f:
-            yield from _parse_stream(f, name, on_error)
+            yield from _parse_stream(f, name, on_error, first_line)
     elif hasattr(path_or_file, "read"):
-        yield from _parse_stream(path_or_file, _stream_name(path_or_file), on_error)
+        yield from _parse_stream(path_or_file, _stream_name(path_or_file), on_error, first_line)
     else:
         raise TypeError(f"expected a path or a file object, got {type(path_or_file).__name__}")
 

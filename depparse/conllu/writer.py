@@ -12,25 +12,55 @@ from ..atomic import atomic_output
 from .reader import PathOrFile
 from .sentence import Sentence
 
-__all__ = ["write_conllu"]
+__all__ = ["SentenceText", "write_conllu"]
 
 _CHUNK = 1 << 20
+
+
+class SentenceText:
+    """The text of consecutive sentences as :func:`write_conllu` writes them, one sentence at
+    a time, for outputs written by chunks (``depparse parse`` streams its output).
+
+    Parameters
+    ----------
+    count : int, optional
+        Sentences already written before the first one given here (0: this one is the
+        first of the output, and gets its file's leading text: a byte-order mark, blank
+        lines).
+    pending : str, optional
+        What the last sentence written must get before another one follows it
+        (:attr:`pending` of the writer that wrote it: the line break(s) of the last sentence
+        of a file without a final blank line).
+
+    The two attributes are all the state there is: a run that is stopped and continued
+    (``--resume``) restores them and writes the same bytes as one run.
+    """
+
+    def __init__(self, count: int = 0, pending: str = ""):
+        self.count = int(count)
+        self.pending = str(pending)
+
+    def __call__(self, s: Sentence) -> str:
+        """The text of ``s``, written after the sentences seen so far."""
+        if not isinstance(s, Sentence):
+            raise TypeError(f"expected Sentence objects, got {type(s).__name__}")
+        text = s.to_text()
+        if self.count == 0:
+            text = s._prefix + text
+        elif self.pending:
+            text = self.pending + text
+        self.pending = s._missing_break()
+        self.count += 1
+        return text
 
 
 def _write_sentences(sentences: Iterable[Sentence], write: Any, binary: bool) -> int:
     parts: list[str] = []
     size = 0
     count = 0
-    pending_break = ""
+    text_of = SentenceText()
     for s in sentences:
-        if not isinstance(s, Sentence):
-            raise TypeError(f"expected Sentence objects, got {type(s).__name__}")
-        text = s.to_text()
-        if count == 0:
-            text = s._prefix + text
-        elif pending_break:
-            text = pending_break + text
-        pending_break = s._missing_break()
+        text = text_of(s)
         parts.append(text)
         size += len(text)
         count += 1

@@ -10,8 +10,10 @@ model's (:class:`~depparse.config.DecodeConfig`), overridden per call or by
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import io
+import itertools
 import time
 import warnings
 from dataclasses import dataclass
@@ -33,17 +35,31 @@ from ..features.parts import build_parts, template_switches
 from ..model import Model
 from .candidates import candidate_arcs
 from .labeling import Labeler
-from .parallel import parse_parallel
+from .parallel import iter_parallel
 from .tagging import Tagger
 from .tokenizer import Tokenizer
 
-__all__ = ["ParseResult", "Parser", "TAG_COLUMNS", "tree_decoder"]
+__all__ = ["ParseResult", "Parser", "TAG_COLUMNS", "TAG_WINDOW", "blank_columns", "tree_decoder"]
 
 #: Sentences per forward pass of a learned network in :meth:`Parser.parse_many`.
 LEARNED_CHUNK = 32
 
 #: The columns the tagger can predict, and the Sentence attributes that hold them.
 TAG_COLUMNS = {"UPOS": "upos", "XPOS": "xpos", "LEMMA": "lemmas", "FEATS": "feats"}
+
+#: How many sentences at the start of a file decide which tag columns the whole file lacks
+#: (:meth:`Parser.iter_tag_columns`).
+TAG_WINDOW = 100
+
+# (column, Sentence attribute, vocabulary field, the blank value in the Sentence)
+_COLUMNS = (("UPOS", "upos", "upos", "_"), ("XPOS", "xpos", "xpos", "_"),
+            ("LEMMA", "lemmas", "lemma", "_"), ("FEATS", "feats", "feat", ""))
+
+
+def blank_columns(sentence) -> tuple:
+    """The tag columns (of :data:`TAG_COLUMNS`) that are ``_`` on every word of a sentence."""
+    return tuple(name for name, attr, _, blank in _COLUMNS
+                 if (getattr(sentence, attr)[1:] == blank).all())
 
 
 def tree_decoder(projective):
@@ -75,6 +91,9 @@ class ParseResult:
     nodes: int = 0
     bnb_iterations: int = 0
     bnb_seconds: float = 0.0
+    # the columns of TAG_COLUMNS the model's tagger predicted for this sentence (set by
+    # Parser.parse_one; empty: the input's own tags)
+    tagged: tuple = ()
 
 
 class Parser:
@@ -249,6 +268,7 @@ class Parser:
         enc = self.model.vocab.encode(sentence, vectors)
         r = self.decode(enc, max_iter=max_iter, single_root=single_root, trace=trace,
                         time_limit=time_limit)
+        r.tagged = tuple(tag_columns)
         if self.labeler is not None:
             rels = self.labeler.label_strings(enc, r.heads)
         else:
@@ -260,26 +280,44 @@ class Parser:
         :meth:`parse_one`), the encoder vectors of the contextual classes computed for many
         sentences per forward pass (``Vocabularies.iter_context_vectors``: bit for bit the
         vectors of one sentence at a time, in about a third of the time)."""
-        vectors = self.model.vocab.iter_context_vectors(sentences)
+        cols = tuple(kw.pop("tag_columns", ()))
+        return list(self.iter_parsed(((s, cols) for s in sentences), **kw))
+
+    def iter_parsed(self, items, **kw):
+        """:meth:`parse_one` of each ``(sentence, tag_columns)`` pair of an iterable, in
+        order, lazily: the sentences are taken from ``items`` as the encoder needs them (a
+        forward pass over a batch of them, :meth:`parse_many`), so that a stream of any
+        length is parsed in bounded memory.  Keywords: those of :meth:`parse_one` but
+        ``tag_columns`` and ``vectors``."""
+        pending = collections.deque()
+
+        def sentences():
+            for s, cols in items:
+                pending.append((s, cols))
+                yield s
+
         # one BLAS thread for the whole batch (the encoder's and the labeler's dense products
         # are small: threads only contend, worst in --jobs workers); set once, not per
         # sentence, which would cost more than the labeler's products
         with one_blas_thread():
+            # each vector with its sentence (taken from `pending` once the encoder has read
+            # it; the second iterator has no end of its own, hence strict=False)
+            stream = zip(self.model.vocab.iter_context_vectors(sentences()),
+                         iter(pending.popleft, None), strict=False)
             if self.learned is None:
-                return [self.parse_one(s, vectors=v, **kw)
-                        for s, v in zip(sentences, vectors, strict=True)]
-            out, sentences = [], list(sentences)
-            for a in range(0, len(sentences), LEARNED_CHUNK):
-                chunk = sentences[a:a + LEARNED_CHUNK]
-                vecs = [next(vectors) for _ in chunk]
+                for v, (s, cols) in stream:
+                    yield self.parse_one(s, vectors=v, tag_columns=cols, **kw)
+                return
+            while chunk := list(itertools.islice(stream, LEARNED_CHUNK)):
                 # the network's scores of the chunk in one forward pass (2.3x the words/s of
-                # one sentence at a time, benchmarks/experiments/README.md)
-                self.learned.remember([self.model.vocab.encode(s, v)
-                                       for s, v in zip(chunk, vecs, strict=True)])
-                out += [self.parse_one(s, vectors=v, **kw)
-                        for s, v in zip(chunk, vecs, strict=True)]
-                self.learned.forget()
-            return out
+                # one sentence at a time, benchmarks/experiments/README.md); its input is the
+                # words alone, so the tags predicted in parse_one do not change them
+                self.learned.remember([self.model.vocab.encode(s, v) for v, (s, _) in chunk])
+                try:
+                    for v, (s, cols) in chunk:
+                        yield self.parse_one(s, vectors=v, tag_columns=cols, **kw)
+                finally:
+                    self.learned.forget()
 
     def parse(self, sentences, *, max_iter=None, single_root=None, time_limit=None, jobs=1,
               retag=False):
@@ -287,7 +325,7 @@ class Parser:
 
         Parameters
         ----------
-        sentences : list of Sentence
+        sentences : iterable of Sentence
         max_iter : int, optional
             Iteration cap K (default: the model's).
         single_root : bool, optional
@@ -297,38 +335,67 @@ class Parser:
         jobs : int
             Worker processes (:mod:`.parallel`); the output is identical to ``jobs=1``.
         retag : bool
-            Predict all four tag columns with the model's tagger; by default only the
-            columns that are ``_`` on every word (:meth:`columns_to_tag`).  A model without
-            a tagger given such input warns (:class:`~depparse.errors.InputWarning`).
+            Predict all four tag columns with the model's tagger; by default only where the
+            input lacks them (:meth:`iter_tag_columns`).  A model without a tagger given such
+            input warns (:class:`~depparse.errors.InputWarning`).
 
         Returns
         -------
         list of Sentence
-            See :meth:`parse_results` for each sentence's proof as well.
+            See :meth:`parse_results` for each sentence's proof as well, and
+            :meth:`iter_parse_results` for a stream of any length.
         """
-        return [p for p, _ in self.parse_results(
+        return [p for p, _ in self.iter_parse_results(
             sentences, max_iter=max_iter, single_root=single_root, time_limit=time_limit,
             jobs=jobs, retag=retag, trace=False)]
 
     def parse_results(self, sentences, *, max_iter=None, single_root=None, time_limit=None,
                       jobs=1, retag=False, trace=True):
         """:meth:`parse` with each sentence's :class:`ParseResult` (its proof, certificate,
-        iterations, time): a list of ``(Sentence, ParseResult)`` pairs, in order.
+        iterations, time, the columns its tags were predicted in): a list of
+        ``(Sentence, ParseResult)`` pairs, in order.
 
         ``trace`` keeps each sentence's dual/primal values per iteration (for
         ``depparse report``); the other parameters are those of :meth:`parse`.
         """
+        return list(self.iter_parse_results(
+            sentences, max_iter=max_iter, single_root=single_root, time_limit=time_limit,
+            jobs=jobs, retag=retag, trace=trace))
+
+    def iter_parse_results(self, sentences, *, max_iter=None, single_root=None,
+                           time_limit=None, jobs=1, retag=False, trace=False,
+                           file_columns=None, chunk_size=None):
+        """Parse a stream of sentences: a generator of ``(Sentence, ParseResult)`` pairs in
+        input order, holding only a bounded window of sentences whatever the length of the
+        stream (what ``depparse parse`` runs on; :meth:`parse` and :meth:`parse_results` are
+        lists of it).
+
+        Parameters
+        ----------
+        sentences : iterable of Sentence
+            Read lazily (a generator over a file of any size is fine).
+        jobs : int
+            Worker processes: consecutive chunks of the stream are parsed in parallel and
+            yielded in order (:func:`~depparse.inference.parallel.iter_parallel`); the output
+            is identical to ``jobs=1``.
+        file_columns : dict, optional
+            ``{source: columns}``: the tag columns a file lacks (:meth:`iter_tag_columns`),
+            for a stream that starts in the middle of that file (a run continued after a
+            stop); otherwise decided from the file's first sentences.
+        chunk_size : int, optional
+            Sentences per task of a worker process (default: growing from 1 to 32).
+
+        The other parameters are those of :meth:`parse_results`; the tag columns are chosen
+        per sentence (:meth:`iter_tag_columns`) and each result says which were predicted
+        (``ParseResult.tagged``).
+        """
         kw = dict(max_iter=max_iter, single_root=single_root, time_limit=time_limit,
-                  trace=trace, tag_columns=self.columns_to_tag(sentences, retag))
-        missing = self.missing_columns(sentences)
-        if missing and self.tagger is None:
-            warnings.warn(
-                f"the input has no {'/'.join(missing)} (every word has '_'), which this model "
-                f"was trained with and has no tagger for: its trees will be much worse; give "
-                f"tagged input, or use a model with a tagger", InputWarning, stacklevel=2)
-        if jobs > 1 and len(sentences) > 1:
-            return parse_parallel(self, sentences, jobs, kw)
-        return self.parse_many(sentences, **kw)
+                  trace=trace)
+        items = self.iter_tag_columns(sentences, retag, file_columns)
+        if jobs > 1:
+            yield from iter_parallel(self, items, jobs, kw, chunk_size=chunk_size)
+        else:
+            yield from self.iter_parsed(items, **kw)
 
     def tag(self, sentences, columns):
         """Copies of ``sentences`` with ``columns`` (of :data:`TAG_COLUMNS`) predicted by the
@@ -337,13 +404,82 @@ class Parser:
             return list(sentences)
         return self.tagger.retag(sentences, None, [TAG_COLUMNS[c] for c in columns])
 
-    def columns_to_tag(self, sentences, retag=False):
-        """The columns the tagger fills in for ``sentences``: those that are ``_`` on every
-        word although the model was trained with them (:meth:`missing_columns`), or, with
-        ``retag``, all four; none when the model has no tagger."""
-        if self.tagger is None:
+    def trained_columns(self) -> tuple:
+        """The tag columns the model was trained with (their vocabularies hold values other
+        than ``_``), in the order of :data:`TAG_COLUMNS`."""
+        vocab = self.model.vocab
+        if vocab is None:
             return ()
-        return tuple(TAG_COLUMNS) if retag else tuple(self.missing_columns(sentences))
+        return tuple(name for name, _, field, _ in _COLUMNS
+                     if any(x not in ("_", "") for x in getattr(vocab, field).to_list()))
+
+    def iter_tag_columns(self, sentences, retag=False, file_columns=None):
+        """Each sentence with the tag columns the model's tagger fills in for it:
+        ``(Sentence, columns)`` pairs, in order, lazily.
+
+        The rule, per sentence (the choice a careful user expects: a file tagged in places
+        is parsed as well in its untagged sentences as in the others, and no tag the input
+        gives is replaced unasked):
+
+        * ``retag``: all four columns;
+        * an *untagged* sentence (LEMMA, UPOS, XPOS and FEATS ``_`` on every word): the
+          columns the model was trained with (:meth:`trained_columns`), wherever the sentence
+          is in its file;
+        * a tagged sentence: the columns its file lacks — those ``_`` on every word of the
+          file's first :data:`TAG_WINDOW` sentences although the model was trained with them
+          (:meth:`missing_columns`; a file without XPOS, say) — where they are ``_`` on every
+          word of the sentence.  A tagged sentence whose words happen to have no features
+          (``Thank you !``) keeps its ``_`` in FEATS.
+
+        A file is a run of sentences with the same ``source``; ``file_columns`` gives the
+        decision for the files it names (a stream that starts in the middle of a file).
+        A model without a tagger predicts nothing; given sentences that lack columns it was
+        trained with, it warns once (:class:`~depparse.errors.InputWarning`).
+        """
+        if retag and self.tagger is not None:
+            for s in sentences:
+                yield s, tuple(TAG_COLUMNS)
+            return
+        trained = self.trained_columns()
+        known = dict(file_columns or {})
+        it = iter(sentences)
+        warned = False
+        window: list = []
+        head = next(it, None)
+        while head is not None:
+            source = head.source
+            window = [head]
+            head = None
+            if source not in known:
+                for s in it:  # the file's first sentences (or all, for a short file)
+                    if s.source != source:
+                        head = s
+                        break
+                    window.append(s)
+                    if len(window) == TAG_WINDOW:
+                        break
+                known[source] = tuple(self.missing_columns(window))
+            lacking = known[source]
+            stream = itertools.chain(window, it) if head is None else iter(window)
+            for s in stream:
+                if s.source != source:
+                    head = s
+                    break
+                blank = blank_columns(s)
+                if len(blank) == 4:
+                    cols = trained
+                else:
+                    cols = tuple(c for c in lacking if c in blank)
+                if cols and self.tagger is None:
+                    if not warned:
+                        warned = True
+                        warnings.warn(
+                            f"{s.source}:{s.line_no}: the input has no {'/'.join(cols)} "
+                            f"(every word has '_'), which this model was trained with and "
+                            f"has no tagger for: its trees will be much worse; give tagged "
+                            f"input, or use a model with a tagger", InputWarning, stacklevel=3)
+                    cols = ()
+                yield s, cols
 
     def _shared_vectors(self, sentence, vectors=None):
         """The encoder vectors of a sentence when the tagger and the contextual classes use
@@ -357,18 +493,11 @@ class Parser:
     def missing_columns(self, sentences):
         """The tag columns (UPOS, XPOS, LEMMA, FEATS) that are ``_`` on every word of
         ``sentences`` although the model was trained with them."""
-        vocab = self.model.vocab
-        if vocab is None or not sentences:
+        sentences = list(sentences)
+        if not sentences:
             return []
-        out = []
-        for name, attr, field, blank in (("UPOS", "upos", "upos", "_"),
-                                         ("XPOS", "xpos", "xpos", "_"),
-                                         ("LEMMA", "lemmas", "lemma", "_"),
-                                         ("FEATS", "feats", "feat", "")):
-            trained = [x for x in getattr(vocab, field).to_list() if x not in ("_", "")]
-            if trained and all((getattr(s, attr)[1:] == blank).all() for s in sentences):
-                out.append(name)
-        return out
+        blank = set.intersection(*(set(blank_columns(s)) for s in sentences))
+        return [c for c in self.trained_columns() if c in blank]
 
     # -- input and output ------------------------------------------------------------------
     def read_text(self, path_or_file, source=None):

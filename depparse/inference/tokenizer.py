@@ -33,11 +33,12 @@ from __future__ import annotations
 import io
 import os
 import re
+from collections.abc import Iterator
 from typing import IO, Any, NamedTuple
 
 import numpy as np
 
-from ..conllu import Sentence, read_conllu
+from ..conllu import Sentence, encoding_problem, read_conllu
 from ..errors import ConlluError, ModelError, check_component
 from ..features.boundaries import decide as decide_gaps
 from ..features.boundaries import margin_buckets, token_table
@@ -52,9 +53,11 @@ from ..features.chars import (
     prepare,
     score_positions,
 )
+from . import textfile
+from .textfile import iter_text_batches
 
-__all__ = ["FORMAT", "Gaps", "URL", "VERSION", "Tokenizer", "apply_case", "read_text",
-           "split_paragraphs"]
+__all__ = ["FORMAT", "Gaps", "TextPosition", "URL", "VERSION", "Tokenizer", "apply_case",
+           "read_text", "split_paragraphs"]
 
 #: ``meta["format"]`` of the tokenizer component.
 FORMAT = "depparse-tokenizer"
@@ -93,8 +96,8 @@ def read_text(path_or_file: str | os.PathLike[str] | IO[bytes] | IO[str]) -> tup
     Raises
     ------
     ConlluError
-        ``FILE:LINE: message`` for bytes that are not UTF-8 and for NUL characters (binary
-        input).
+        ``FILE:LINE: message`` for bytes that are not UTF-8, for UTF-16, compressed and
+        binary files (:func:`~depparse.conllu.encoding_problem`) and for NUL characters.
     OSError
         If the file cannot be read.
     """
@@ -107,6 +110,9 @@ def read_text(path_or_file: str | os.PathLike[str] | IO[bytes] | IO[str]) -> tup
         name = os.fsdecode(got) if isinstance(got, (str, bytes, os.PathLike)) else "<stream>"
         data = path_or_file.read()
     if isinstance(data, bytes):
+        problem = encoding_problem(data[:65536], name)
+        if problem is not None:
+            raise problem
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as err:
@@ -481,5 +487,76 @@ class Tokenizer:
         ConlluError
             ``FILE:LINE: message`` for input that is not UTF-8 text.
         """
-        text, name = read_text(path_or_file)
-        return self.tokenize(text, source=name, **kwargs)
+        if kwargs or not _binary(path_or_file):
+            text, name = read_text(path_or_file)
+            return self.tokenize(text, source=name, **kwargs)
+        return [s for s, _ in self.iter_sentences(path_or_file)]
+
+    def iter_sentences(self, path_or_file: str | os.PathLike[str] | IO[bytes], *,
+                       after: TextPosition | None = None
+                       ) -> Iterator[tuple[Sentence, TextPosition]]:
+        """Tokenize a plain-text file as a stream: its sentences, a batch of paragraphs at a
+        time (:func:`~depparse.inference.textfile.iter_text_batches`), each with its position.
+
+        Parameters
+        ----------
+        path_or_file : str, os.PathLike or binary file object
+            The file (a stream is read from where it is to its end; a stream given with
+            ``after`` must be seekable: it is positioned there).
+        after : TextPosition, optional
+            Continue after the sentence at this position (one this method yielded for the
+            same file, in an earlier run).
+
+        Yields
+        ------
+        (Sentence, TextPosition)
+            The sentences of :meth:`tokenize_file`, in order; ``sent_id`` counts on across
+            batches and only the file's first sentence gets ``# newdoc``.
+
+        Raises
+        ------
+        ConlluError
+            ``FILE:LINE: message`` for input that is not UTF-8 text (see
+            :func:`~depparse.inference.textfile.iter_text_batches`).
+        """
+        if isinstance(path_or_file, (str, os.PathLike)):
+            name = os.fsdecode(path_or_file)
+            with open(path_or_file, "rb") as f:
+                yield from self._iter_stream(f, name, after)
+            return
+        got = getattr(path_or_file, "name", None)
+        name = os.fsdecode(got) if isinstance(got, (str, bytes, os.PathLike)) else "<stream>"
+        if after is not None and not (hasattr(path_or_file, "seekable")
+                                      and path_or_file.seekable()):
+            raise ValueError("only a file (or a seekable stream) can be continued (after=...)")
+        yield from self._iter_stream(path_or_file, name, after)
+
+    def _iter_stream(self, f, name, after):
+        offset, line, sid, skip = 0, 1, 1, 0
+        if after is not None:
+            offset, line, sid, skip = after.offset, after.line, after.first_id, after.index + 1
+            f.seek(offset)
+        for b in iter_text_batches(f, name, offset, line, textfile.TEXT_BATCH):
+            sents = self.tokenize(b.text, source=name, first_id=sid, newdoc=b.first)
+            for k in range(skip, len(sents)):
+                yield sents[k], TextPosition(b.offset, b.line, sid, k)
+            sid += len(sents)
+            skip = 0
+
+
+class TextPosition(NamedTuple):
+    """Where a sentence of :meth:`Tokenizer.iter_sentences` comes from: the byte ``offset``
+    and ``line`` of its batch, the ``sent_id`` of the batch's first sentence (``first_id``)
+    and the sentence's ``index`` in the batch."""
+
+    offset: int
+    line: int
+    first_id: int
+    index: int
+
+
+def _binary(f: Any) -> bool:
+    """A path, or a binary stream (what :meth:`Tokenizer.iter_sentences` reads)."""
+    if isinstance(f, (str, os.PathLike)):
+        return True
+    return not isinstance(f, io.TextIOBase) and "b" in str(getattr(f, "mode", "b"))

@@ -27,8 +27,8 @@ import copy
 import dataclasses
 import json
 import logging
-import sys
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,7 +40,7 @@ from ..decode.trees import arc_matrix
 from ..encoding.context import ContextClasses
 from ..encoding.minilm import batch_word_vectors
 from ..encoding.vocab import Vocabularies
-from ..errors import CheckpointError, ConfigError, TrainingDataError
+from ..errors import CheckpointError, ConfigError, InputWarning, TrainingDataError
 from ..features.dense import DenseArcs
 from ..features.network import Network
 from ..features.parts import build_parts, model_families, structure_features, template_switches
@@ -52,6 +52,7 @@ from .dense import DenseLearner
 from .devscore import evaluate_heads, final_dev
 from .labeler import learn_label_constraints, train_labeler, train_labeler_dense
 from .network import JointTraining, train_learned
+from .progress import EpochProgress
 from .pruner import fresh_pruner_dense, jackknife_keep_masks, keep_masks, train_pruner
 from .sparsity import TemplateGroups
 from .tagger import tag_training_data
@@ -314,29 +315,25 @@ def train(train_sents, dev_sents=None, config: ModelConfig | None = None,
     resume : bool
         Continue from ``checkpoint`` when it exists (its settings win).
     progress : bool
-        Show a progress bar (tqdm, on stderr).
+        Show progress on stderr (:class:`~.progress.EpochProgress`: a bar on a terminal, a
+        log line a minute elsewhere).
 
     Returns
     -------
     Model
         With averaged weights; ``info`` holds the per-epoch history, timings and settings.
     """
-    from tqdm import tqdm
-
     t_start = time.perf_counter()
     setup = setup_training(train_sents, dev_sents, config, decoding, training, checkpoint, resume)
     trainer, data = setup.trainer, setup.data
     epochs = trainer.training.epochs
     if trainer.training.template_budget and trainer.epoch == 0:
         choose_templates(setup)
-    # a progress bar only on a terminal: in a log file its carriage returns are noise
-    bars = progress and sys.stderr.isatty()
     while trainer.epoch < epochs:
         t0 = time.perf_counter()
-        bar = tqdm(total=len(data), desc=f"epoch {trainer.epoch + 1}/{epochs}", unit="sent",
-                   disable=not bars, leave=False, mininterval=1.0)
+        bar = EpochProgress(f"epoch {trainer.epoch + 1}/{epochs}", len(data), progress)
         run = trainer.run_epoch if setup.joint is None else setup.joint.run_epoch
-        mistakes, correct = run(data, progress=lambda j, n, bar=bar: bar.update(1))
+        mistakes, correct = run(data, progress=bar.update)
         bar.close()
         record_epoch(setup, mistakes, correct, time.perf_counter() - t0, checkpoint)
     return finish_model(setup, train_sents, t_start)
@@ -420,6 +417,10 @@ def setup_training(train_sents, dev_sents, config=None, decoding=None, training=
     decoding = decoding or DecodeConfig()
     training = training or TrainConfig()
     trainer = None
+    if resume and not (checkpoint and Path(checkpoint).exists()):
+        where = f"no checkpoint at {checkpoint}" if checkpoint else "no checkpoint file given"
+        warnings.warn(f"resume: {where}, so training starts from the beginning",
+                      InputWarning, stacklevel=3)
     if resume and checkpoint and Path(checkpoint).exists():
         trainer = Trainer.load_checkpoint(checkpoint)
         log.info("resuming from %s after epoch %d", checkpoint, trainer.epoch)

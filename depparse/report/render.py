@@ -38,13 +38,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from ..atomic import atomic_output
 from ..errors import ReportError, require_extra
 from ..viewer import Link, page_html, tree_from_report
-from .compare import compare_runs, figure, plot_compare, png, run_curve
-from .schema import ReportSentence, read_sentences
+from .compare import compare_runs, plot_compare, run_curve
+from .figures import (
+    plot_cap_curve,
+    plot_histogram,
+    plot_recomputed,
+    plot_traces,
+    plot_uas_by_length,
+    sentence_name,
+)
+from .schema import read_sentences
 from .stats import hardest, summarize
 
 __all__ = ["FIGURES", "INTRO", "write_report"]
@@ -60,143 +66,11 @@ FIGURES = (
 )
 
 
-def _plot_cap_curve(summary: dict[str, Any]) -> bytes:
-    curve = summary["cap_curve"]
-    ks = [row["K"] for row in curve]
-    fig = figure()
-    ax = fig.add_subplot()
-    ax.plot(ks, [row["cert_pct"] for row in curve], "o-", label="% with a dual certificate")
-    ax.plot(ks, [row["match_pct"] for row in curve], "s--",
-            label=f"% same tree as with K={ks[-1]:,}")
-    if summary["uas"] is not None:
-        ax.plot(ks, [row["uas"] for row in curve], "^-", label="UAS")
-    ax.set_xscale("log")
-    ax.set_xlabel("iteration cap K")
-    ax.set_ylabel("percentage")
-    ax.set_title("Certificates and accuracy vs. the iteration cap (Koo et al. 2010, Fig. 4)")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(loc="lower right")
-    return png(fig)
-
-
-def _plot_recomputed(summary: dict[str, Any]) -> bytes:
-    from matplotlib.ticker import NullFormatter
-
-    rec = summary["recomputed"]
-    its = rec["iterations"]
-    fig = figure()
-    ax = fig.add_subplot()
-    ax.plot(its, rec["mean_pct"], "-", color="C0", label="% head automata recomputed")
-    ax.set_xlabel("iteration of dual decomposition")
-    ax.set_ylabel("% of head automata recomputed", color="C0")
-    ax.set_ylim(0, 105)
-    if len(its) > 50:
-        ax.set_xscale("log")
-    ax2 = ax.twinx()
-    ax2.step(its, rec["running"], where="post", color="C1", alpha=0.7)
-    ax2.set_ylabel("sentences still running", color="C1")
-    ax2.set_yscale("log")
-    top = max(rec["running"])
-    # ticks at the powers of ten below the number of sentences, and at that number itself
-    ticks = [10 ** e for e in range(len(str(top))) if 10 ** e < top] + [top]
-    ax2.set_ylim(0.8, top * 1.25)
-    ax2.set_yticks(ticks, [f"{t:,}" for t in ticks])
-    ax2.yaxis.set_minor_formatter(NullFormatter())
-    ax.set_title("Lazy decoding: head automata recomputed (Koo et al. 2010, Fig. 3)")
-    ax.grid(True, alpha=0.3)
-    return png(fig)
-
-
-def _plot_histogram(summary: dict[str, Any]) -> bytes:
-    rows = summary["iteration_histogram"]
-    labels = [r["bucket"] for r in rows]
-    pcts = [r["pct"] or 0.0 for r in rows]
-    colors = ["C3" if r["bucket"] == "not certified" else "C0" for r in rows]
-    fig = figure()
-    ax = fig.add_subplot()
-    bars = ax.bar(range(len(rows)), pcts, color=colors)
-    for bar, r in zip(bars, rows, strict=True):
-        ax.annotate(
-            str(r["count"]),
-            (bar.get_x() + bar.get_width() / 2, bar.get_height()),
-            ha="center",
-            va="bottom",
-            fontsize=8,
-        )
-    ax.set_xticks(range(len(rows)), labels, rotation=30)
-    ax.set_xlabel("iterations until the dual certificate")
-    ax.set_ylabel("% of sentences")
-    ax.set_title("How many iterations the certificates took")
-    ax.grid(True, axis="y", alpha=0.3)
-    return png(fig)
-
-
-def _plot_uas_by_length(summary: dict[str, Any]) -> bytes:
-    rows = summary["uas_by_length"]
-    fig = figure()
-    ax = fig.add_subplot()
-    labeled = any(r.get("las") is not None for r in rows)
-    width = 0.4 if labeled else 0.8
-    x = np.arange(len(rows))
-    vals = [r["uas"] if r["uas"] is not None else 0.0 for r in rows]
-    bars = ax.bar(x - (width / 2 if labeled else 0), vals, width, color="C2", label="UAS")
-    if labeled:
-        ax.bar(x + width / 2, [r["las"] or 0.0 for r in rows], width, color="C4", label="LAS")
-        ax.legend(loc="lower left")
-    for bar, r in zip(bars, rows, strict=True):
-        ax.annotate(
-            f"{r['sentences']} sent.",
-            (bar.get_x() + (bar.get_width() if labeled else bar.get_width() / 2),
-             bar.get_height()),
-            ha="center",
-            va="bottom",
-            fontsize=8,
-        )
-    ax.set_xticks(x, [r["bucket"] for r in rows])
-    ax.set_xlabel("sentence length (words)")
-    ax.set_ylabel("%")
-    ax.set_ylim(0, 105)
-    ax.set_title(("UAS and LAS" if labeled else "UAS") + " by sentence length "
-                 "(punctuation included)")
-    ax.grid(True, axis="y", alpha=0.3)
-    return png(fig)
-
-
-def _plot_traces(hardest: list[ReportSentence]) -> bytes:
-    cols = 2 if len(hardest) > 1 else 1
-    rows = (len(hardest) + 1) // 2
-    fig = figure(5.0 * cols, 3.6 * rows, layout=None)  # fixed margins: much faster here
-    fig.subplots_adjust(left=0.1, right=0.97, bottom=0.1, top=0.86, wspace=0.3, hspace=0.6)
-    for i, s in enumerate(hardest):
-        ax = fig.add_subplot(rows, cols, i + 1)
-        its = np.arange(1, s.dual.size + 1)
-        dual = np.where(np.isfinite(s.dual), s.dual, np.nan)
-        primal = np.where(np.isfinite(s.primal), s.primal, np.nan) if s.primal.size else None
-        if primal is not None and primal.size == dual.size:
-            # the gap between the upper bound and the best tree so far: zero is a proof
-            gap = dual - np.fmax.accumulate(primal)
-            floor = 1e-6 * max(1.0, float(np.nanmax(np.abs(dual))))
-            ax.plot(its, np.maximum(gap, floor), "-", color="C0")
-            ax.set_yscale("log")
-            ax.set_ylabel("gap (bound - best tree)")
-            closed = np.flatnonzero(gap <= floor)
-            if closed.size:
-                ax.axvline(its[closed[0]], color="C2", ls="--", lw=1, label="gap closed")
-                ax.legend(fontsize=7)
-        else:
-            ax.plot(its, dual, "-", label="upper bound L(u)")
-            ax.legend(fontsize=7)
-        if its.size > 100:
-            ax.set_xscale("log")
-        how = {"dual": "certificate", "branch-and-bound": "proved by branch and bound",
-               "exact": "exact decoder"}.get(s.proof, "not proved")
-        ax.set_title(f"{s.label}\n{s.n} words, {s.iterations:,} iterations, {how}",
-                     fontsize=9)
-        ax.set_xlabel("iteration")
-        ax.grid(True, which="both", alpha=0.3)
-    fig.suptitle("The sentences that took longest: gap between the upper bound and the best "
-                 "tree found so far (log scale)", fontsize=10)
-    return png(fig)
+def _proof_cell(h: Mapping[str, Any]) -> str:
+    """``"certificate"``, ``"branch and bound, 12 nodes"``, ``"exact"`` or ``"not proved"``."""
+    if h.get("proof") == "branch-and-bound":
+        return f"branch and bound, {h.get('nodes', 1):,} nodes"
+    return {"dual": "certificate", "exact": "exact"}.get(h.get("proof"), "not proved")
 
 
 def _image(figures, name: str) -> str | None:
@@ -365,13 +239,11 @@ def _sections(summary: dict[str, Any], figures: set[str]) -> list[_Section]:
              "gap"),
             [
                 (
-                    Link(f"{os.path.basename(h['file'])}, sentence {h['index'] + 1}"  # its tree
-                         + (f" ({h['sent_id']})" if h["sent_id"] else ""), f"trees.html#s{i}"),
+                    Link(sentence_name(h["file"], h["index"], h["sent_id"]),  # its tree
+                         f"trees.html#s{i}"),
                     h["n"],
                     h["iterations"],
-                    {"dual": "certificate", "branch-and-bound": f"branch and bound "
-                     f"({h.get('nodes', 1)} nodes)", "exact": "exact"}.get(h.get("proof"),
-                                                                          "not proved"),
+                    _proof_cell(h),
                     _f(h["final_dual"], 4),
                     _f(h["best_primal"], 4),
                     _f(h["gap"], 4),
@@ -391,16 +263,27 @@ def _bnb_overview(summary: dict[str, Any]) -> str:
             f"{_f(row['bnb_seconds'])} s)")
 
 
+def _tagged_overview(summary: dict[str, Any]) -> str:
+    """``"mixed.conllu: UPOS/XPOS/LEMMA/FEATS in 50 of 100 sentences"`` per file (reports
+    before the per-file counts: the columns only)."""
+    files = summary.get("files") or {}
+    parts = []
+    for f, cols in summary.get("predicted_columns", {}).items():
+        if not cols:
+            continue
+        c = files.get(f)
+        count = (f" in {c['tagged']:,} of {c['sentences']:,} sentences" if c else "")
+        parts.append(f"{os.path.basename(f)}: {'/'.join(cols)}{count}")
+    return "; ".join(parts) or "none (the input's own tags)"
+
+
 def _overview(summary: dict[str, Any]) -> list[tuple[str, str]]:
     model = summary["model"]
     given = summary["input_summary"]
     rows = [
         ("model", f"{model.get('model', '?')} ({model.get('path', '?')})"),
         ("inputs", ", ".join(summary["inputs"]) or "–"),
-        ("tags predicted by the model's tagger",
-         "; ".join(f"{os.path.basename(f)}: {'/'.join(c)}"
-                   for f, c in summary.get("predicted_columns", {}).items() if c)
-         or "none (the input's own tags)"),
+        ("tags predicted by the model's tagger", _tagged_overview(summary)),
         ("iteration cap K", f"{summary['max_iter']:,}"),
         ("single root", "yes" if summary["single_root"] else "no"),
         ("sentences", f"{summary['sentences']:,}"),
@@ -456,8 +339,9 @@ _CSS = """
 body { font-family: sans-serif; max-width: 60em; margin: 2em auto; padding: 0 1em; }
 table { border-collapse: collapse; margin: 0.5em 0 1.5em; }
 td, th { border: 1px solid #ccc; padding: 0.2em 0.6em; text-align: right; }
+td { white-space: nowrap; }
 th { background: #f0f0f0; }
-td:first-child { text-align: left; }
+td:first-child { text-align: left; white-space: normal; overflow-wrap: anywhere; }
 figure { margin: 1em 0; }
 figure img { max-width: 100%; }
 figcaption { color: #333; font-size: 0.95em; margin-top: 0.4em; }
@@ -570,17 +454,17 @@ def write_report(report: Mapping[str, Any], out_dir: str | os.PathLike[str],
 
     images: dict[str, bytes] = {}
     if sents:
-        images["cap_curve.png"] = _plot_cap_curve(summary)
+        images["cap_curve.png"] = plot_cap_curve(summary)
         if compare:
             images["compare.png"] = plot_compare(summary["compare"])
         if summary["recomputed"] is not None:
-            images["recomputed.png"] = _plot_recomputed(summary)
-        images["iterations_histogram.png"] = _plot_histogram(summary)
+            images["recomputed.png"] = plot_recomputed(summary)
+        images["iterations_histogram.png"] = plot_histogram(summary)
         if summary["uas"] is not None:
-            images["uas_by_length.png"] = _plot_uas_by_length(summary)
+            images["uas_by_length.png"] = plot_uas_by_length(summary)
         hard = hardest(sents)
         if hard:
-            images["traces.png"] = _plot_traces(hard)
+            images["traces.png"] = plot_traces(hard)
     summary["figures"] = [name for name in FIGURES if name in images]
 
     for name in summary["figures"]:

@@ -20,7 +20,8 @@ import numpy as np
 from ..errors import ReportError
 
 __all__ = ["FORMAT", "PROOF_KINDS", "ReportSentence", "SUMMARY_KEYS", "VERSION", "build_report",
-           "load_report", "read_sentences", "validate_report"]
+           "load_report", "read_sentences", "report_header", "report_summary", "sentence_entry",
+           "validate_report"]
 
 #: The ``format`` value of a parse report.
 FORMAT = "depparse-report"
@@ -330,7 +331,10 @@ def validate_report(report: Mapping[str, Any], source: str | None = None) -> Non
                             "forms", "upos", "lemmas" (optional: the words, for the
                             report's tree page),
                             "optimal", "proof", "nodes" (version 3),
-                            "bnb_iterations", "bnb_seconds" (optional)}, ...]}
+                            "bnb_iterations", "bnb_seconds" (optional),
+                            "tagged" (optional: the columns the tagger predicted)}, ...],
+             "files": {file: {"sentences", "words", "tagged" (sentences whose tags the
+                              model predicted), "columns"}} (optional)}
 
         ``certificate`` is the plain dual decomposition certificate of the first run
         (``iterations`` long, the traces are its); ``optimal`` says whether the tree is
@@ -389,41 +393,10 @@ def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
     return report
 
 
-def build_report(parser, docs, results, seconds, max_iter=None, single_root=None,
-                 predicted=None):
-    """The JSON parse report of a run (per-sentence certificates, iterations, times, traces).
-
-    ``parser`` is the :class:`~depparse.inference.parser.Parser` that parsed; ``docs`` is a
-    list of ``(file name, sentences)``; ``predicted`` maps a file name to the columns the
-    model's tagger predicted for it (``"predicted_columns"``); ``results`` the matching
-    ``(parsed sentence, ParseResult)`` pairs in the same order.
-    """
+def report_header(parser, max_iter=None, single_root=None) -> dict:
+    """The keys of a report that come before its sentences: format, version, the model and
+    the decoding settings of ``parser`` (a :class:`~depparse.inference.parser.Parser`)."""
     cfg, dec = parser.config, parser.decoding
-    sents = []
-    i = 0
-    for fname, ss in docs:
-        for j, s in enumerate(ss):
-            parsed, r = results[i]
-            i += 1
-            gold = s.heads.tolist() if s.has_gold_heads else None
-            gold_rels = list(s.rels) if s.n and all(s.rels[1:]) else None
-            sents.append({
-                "file": fname, "index": j, "sent_id": s.sent_id, "n": s.n,
-                "certificate": bool(r.certificate), "iterations": int(r.iterations),
-                "optimal": bool(r.optimal), "proof": r.proof, "nodes": int(r.nodes),
-                "bnb_iterations": int(r.bnb_iterations), "bnb_seconds": float(r.bnb_seconds),
-                "seconds": float(r.seconds), "timed_out": bool(r.timed_out),
-                "kept_arcs": int(r.kept_arcs),
-                "dual": _round(r.dual), "primal": _round(r.primal),
-                "recomputed": _round(r.recomputed),
-                "best_changes": [[int(k), h.tolist()] for k, h in (r.best_changes or [])],
-                "heads": r.heads.tolist(), "gold_heads": gold,
-                "rels": list(parsed.rels) if any(parsed.rels[1:]) else None,
-                "gold_rels": gold_rels, "forms": list(parsed.forms),
-                "upos": list(parsed.upos), "lemmas": list(parsed.lemmas)})
-    words = sum(s["n"] for s in sents)
-    cert = sum(s["certificate"] for s in sents)
-    proved = sum(s["optimal"] for s in sents)
     return {
         "format": FORMAT, "version": VERSION,
         "model": {"path": parser.path, "model": cfg.model, "projective": dec.projective,
@@ -432,15 +405,76 @@ def build_report(parser, docs, results, seconds, max_iter=None, single_root=None
                   "context_layer": cfg.context_layer},
         "max_iter": int(dec.max_iter if max_iter is None else max_iter),
         "single_root": bool(dec.single_root if single_root is None else single_root),
-        "decoding": {"solver": dec.solver, "proof": bool(dec.proof), "budget": int(dec.budget)},
+        "decoding": {"solver": dec.solver, "proof": bool(dec.proof), "budget": int(dec.budget)}}
+
+
+def sentence_entry(fname, index, sentence, parsed, r) -> dict:
+    """The report entry of one sentence: ``sentence`` as read (its gold heads and labels,
+    where it has them), ``parsed`` and ``r`` (a ParseResult) what the parser made of it, the
+    ``index``-th sentence (from 0) of the file ``fname``."""
+    gold = sentence.heads.tolist() if sentence.has_gold_heads else None
+    gold_rels = list(sentence.rels) if sentence.n and all(sentence.rels[1:]) else None
+    return {
+        "file": fname, "index": index, "sent_id": sentence.sent_id, "n": sentence.n,
+        "certificate": bool(r.certificate), "iterations": int(r.iterations),
+        "optimal": bool(r.optimal), "proof": r.proof, "nodes": int(r.nodes),
+        "bnb_iterations": int(r.bnb_iterations), "bnb_seconds": float(r.bnb_seconds),
+        "seconds": float(r.seconds), "timed_out": bool(r.timed_out),
+        "kept_arcs": int(r.kept_arcs), "tagged": list(getattr(r, "tagged", ()) or ()),
+        "dual": _round(r.dual), "primal": _round(r.primal),
+        "recomputed": _round(r.recomputed),
+        "best_changes": [[int(k), h.tolist()] for k, h in (r.best_changes or [])],
+        "heads": r.heads.tolist(), "gold_heads": gold,
+        "rels": list(parsed.rels) if any(parsed.rels[1:]) else None,
+        "gold_rels": gold_rels, "forms": list(parsed.forms),
+        "upos": list(parsed.upos), "lemmas": list(parsed.lemmas)}
+
+
+def report_summary(sentences, words, certified, proved, seconds) -> dict:
+    """The ``summary`` of a report from its counts."""
+    return {"sentences": sentences, "words": words, "certified": certified,
+            "cert_rate": 100.0 * certified / max(1, sentences),
+            "proved": proved, "proved_rate": 100.0 * proved / max(1, sentences),
+            "seconds": float(seconds), "words_per_sec": words / max(float(seconds), 1e-9)}
+
+
+def build_report(parser, docs, results, seconds, max_iter=None, single_root=None,
+                 predicted=None):
+    """The JSON parse report of a run (per-sentence certificates, iterations, times, traces),
+    built in memory (``depparse parse --report`` writes the same by chunks:
+    :class:`~depparse.report.writer.ReportWriter`).
+
+    ``parser`` is the :class:`~depparse.inference.parser.Parser` that parsed; ``docs`` is a
+    list of ``(file name, sentences)``; ``predicted`` maps a file name to the columns the
+    model's tagger predicted for it (``"predicted_columns"``; default: from the results);
+    ``results`` the matching ``(parsed sentence, ParseResult)`` pairs in the same order.
+    """
+    sents = []
+    files = {}
+    i = 0
+    for fname, ss in docs:
+        f = files.setdefault(fname, {"sentences": 0, "words": 0, "tagged": 0, "columns": []})
+        for j, s in enumerate(ss):
+            parsed, r = results[i]
+            i += 1
+            sents.append(sentence_entry(fname, j, s, parsed, r))
+            f["sentences"] += 1
+            f["words"] += s.n
+            tagged = list(getattr(r, "tagged", ()) or ())
+            f["tagged"] += bool(tagged)
+            f["columns"] += [c for c in tagged if c not in f["columns"]]
+    if predicted is None:
+        predicted = {k: v["columns"] for k, v in files.items()}
+    rep = report_header(parser, max_iter, single_root)
+    rep.update({
         "inputs": [f for f, _ in docs],
         "predicted_columns": predicted or {},
-        "summary": {"sentences": len(sents), "words": words, "certified": cert,
-                    "cert_rate": 100.0 * cert / max(1, len(sents)),
-                    "proved": proved, "proved_rate": 100.0 * proved / max(1, len(sents)),
-                    "seconds": float(seconds),
-                    "words_per_sec": words / max(float(seconds), 1e-9)},
-        "sentences": sents}
+        "files": files,
+        "summary": report_summary(len(sents), sum(s["n"] for s in sents),
+                                  sum(s["certificate"] for s in sents),
+                                  sum(s["optimal"] for s in sents), seconds),
+        "sentences": sents})
+    return rep
 
 
 def _round(a):

@@ -305,6 +305,7 @@ def summarize(report: Mapping[str, Any], sents: list[ReportSentence]) -> dict[st
             "inputs": list(report["inputs"]),
             "predicted_columns": {str(k): list(v) for k, v in
                                   (report.get("predicted_columns") or {}).items()},
+            "files": {str(k): dict(v) for k, v in (report.get("files") or {}).items()},
             "input_summary": {k: given[k] for k in SUMMARY_KEYS},
             "sentences": total,
             "words": sum(s.n for s in sents),

@@ -1,0 +1,475 @@
+"""``depparse parse``: read, tag, parse and write a stream of sentences, by chunks.
+
+The inputs (files, folders, globs, stdin; CoNLL-U or plain text) are read lazily and fed to
+:meth:`~depparse.inference.parser.Parser.iter_parse_results`, whose results come back in
+input order; each is written at once (:mod:`.targets` says where), so that the memory stays
+that of the model and a window of sentences whatever the size of the input.
+
+Every few seconds (:data:`COMMIT_SECONDS`) the run *commits*: the output written so far
+(``OUT.partial``) and the report (``REPORT.partial``) are flushed and fsynced, then a small
+state file (``OUT.partial.state``; in a folder, ``.depparse-parse.partial.state``) records
+how far they go, where in the input the next sentence starts, and the counts.  A run that
+is killed is continued by ``--resume`` from its last commit: the partial files are cut back
+to the committed sizes and the inputs are read on from the committed positions, so that
+the output is byte for byte that of a run that was never stopped
+(``tests/test_streaming.py`` kills runs with SIGKILL at random moments).  At the end the
+files are renamed into place; until then nothing has the name the user gave.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+import time
+import warnings
+from collections import deque
+
+from ..atomic import PARTIAL_SUFFIX, PartialFile, atomic_output, chunked_output
+from ..config import DecodeConfig, check_solver
+from ..errors import ConfigError, DepparseError, InputWarning, UsageError
+from .options import configs_from_args
+from .progress import CompileWatch, Progress
+from .stream import (
+    Counts,
+    Reader,
+    StdoutSink,
+    check_same,
+    count_of,
+    file_stat,
+    first_sentences,
+    settings_of,
+    state_path_of,
+    written,
+)
+from .targets import expand_inputs, plan_outputs, same_file
+
+__all__ = ["COMMIT_SECONDS", "cmd_parse"]
+
+#: Seconds between two commits of the output (and the report, and the state for --resume);
+#: ``DEPPARSE_COMMIT_SECONDS`` sets another value (the kill tests commit every 0.05 s).
+COMMIT_SECONDS = float(os.environ.get("DEPPARSE_COMMIT_SECONDS", "5"))
+
+STATE_FORMAT = "depparse-parse-state"
+STATE_VERSION = 1
+
+
+def cmd_parse(args):
+    from ..api import load
+    from ..kernel_cache import cache_root
+
+    if args.jobs < 0:
+        raise UsageError("--jobs must be >= 0 (0: one per CPU)")
+    given = configs_from_args(args, "parse", model_defaults=True)[DecodeConfig]
+    jobs = args.jobs or os.cpu_count() or 1
+    inputs = expand_inputs(args.inputs, args.input)
+    mode, targets = plan_outputs(inputs, args.output, args.in_place, args.force)
+    from .commands import check_output
+
+    if mode == "file" and not targets[0].special:
+        check_output(targets[0].path, "output")
+    if args.report:
+        check_output(args.report, "report")
+        for f in inputs:
+            if f != "-" and same_file(args.report, f):
+                raise UsageError(f"{args.report}: is also an input ({f}): give the report "
+                                 "another name")
+        if any(t.path and same_file(args.report, t.path) for t in targets):
+            raise UsageError(f"{args.report}: is also the output: give the report another name")
+    resumable = mode in ("file", "folder", "in-place") and not targets[0].special
+    if args.resume and not resumable:
+        raise UsageError("--resume continues an output written to a file or a folder (-o FILE "
+                         "or -o FOLDER/); a run into stdout or a device cannot be continued")
+    if args.resume and "-" in inputs:
+        raise UsageError("--resume: stdin ('-') cannot be read again; give the input as a file")
+    if args.resume and args.scheduler:
+        raise UsageError("--resume: not with --scheduler")
+    parser = load(args.model)
+    try:
+        parser.set_pruning(given.get("prune_threshold"), given.get("prune_max_heads"))
+        proofs = {k: given[k] for k in ("proof", "budget", "solver") if given.get(k) is not None}
+        if proofs:  # validated by configs_from_args
+            parser.decoding = dataclasses.replace(parser.decoding, **proofs)
+    except DepparseError as e:
+        raise UsageError(f"--prune-threshold/--prune-max-heads: {e}") from None
+    try:
+        check_solver(parser.config, parser.decoding)
+    except ConfigError as e:
+        raise UsageError(f"--solver: {args.model}: {e.rule}") from None
+    if args.input == "text" and parser.tokenizer is None:
+        parser.read_text("")  # raises the UsageError that says what to do
+    kw = dict(max_iter=given.get("max_iter"), single_root=given.get("single_root"),
+              time_limit=given.get("time_limit"), trace=bool(args.report))
+    with CompileWatch(quiet=args.quiet, where=str(cache_root())) as watch:
+        _warm(parser, args.input == "text", kw)
+        watch.done()
+        Run(args, parser, kw, jobs, inputs, mode, targets, watch, given).run()
+
+
+def _warm(parser, text, kw):
+    """Load (the first time: compile) the kernels a parse needs, before the clock starts."""
+    from ..inference.parallel import warmup
+
+    warmup(parser, **{k: v for k, v in kw.items() if k != "time_limit"})
+    if text:
+        parser.tokenizer.tokenize("Warm up. Done.")
+
+
+class Run:
+    """One ``depparse parse`` run over its targets (see the module docstring).
+
+    The inputs are *segments* (one per input file, in order), each written into its target:
+    all into one target (stdout, ``-o FILE``), or each into its own (``-o FOLDER/``,
+    ``--in-place``).
+    """
+
+    def __init__(self, args, parser, kw, jobs, inputs, mode, targets, watch, given):
+        self.args, self.parser, self.kw, self.jobs = args, parser, kw, jobs
+        self.inputs, self.mode, self.targets, self.watch = inputs, mode, targets, watch
+        self.state_path = None if targets[0].special else state_path_of(mode, targets)
+        self.settings = settings_of(args, given, parser.path, inputs, mode, targets)
+        self.segments = [(f, t) for t in targets for f in t.inputs]
+        self.counts = Counts()
+        self.bad: list = []  # (segment, line) of the malformed sentences skipped (--skip-bad)
+        self.sink = None  # the output being written, of target self.target
+        self.target = None
+        self.text_of = None  # the CoNLL-U writer's state (conllu.SentenceText)
+        self.report = None
+        self.committed = None  # (segment, position) of the last sentence written
+        # progress through the input: the bytes of the segments done, and of the current one
+        # up to the sentence last written (CoNLL-U: its output bytes, nearly the input's; text:
+        # the offset of its batch of paragraphs)
+        self.done_bytes = 0
+        self.seg_bytes = 0
+        self.seg = None
+        self.sizes: dict = {}
+        self.file_columns: dict = {}
+        self.progress = Progress(quiet=True)
+
+    # -- the run ---------------------------------------------------------------------------
+    def run(self):
+        args = self.args
+        start, after, state = 0, None, None
+        if self.state_path and os.path.exists(self.state_path):
+            finished = self.mode == "file" and not os.path.exists(self._partial_name())
+            if args.resume:
+                state = self._load_state()
+                if state is None:
+                    return
+                start, after = state["segment"], state["position"]
+            elif not (args.force or finished):
+                raise UsageError(f"{self._partial_name()}: an earlier run stopped here; "
+                                 "continue it with --resume, or start again with --force")
+            else:  # starting again: the stopped run's state must not outlive its partial file
+                os.unlink(self.state_path)
+        elif args.resume and not args.quiet:
+            print(f"depparse: nothing to resume ({self.state_path} not found): parsing from "
+                  "the start", file=sys.stderr)
+        skip = self._skipped(start)
+        total = None
+        if "-" not in self.inputs:
+            total = sum(os.path.getsize(f) for i, (f, _) in enumerate(self.segments)
+                        if i not in skip and i >= start) or None
+        self.progress = Progress(args.quiet, args.progress_interval, total,
+                                 state["counts"]["words"] if state is not None else 0)
+        t0, paused = time.perf_counter(), self.watch.seconds
+        try:
+            self._open(start, state)
+            self._loop(start, after, skip)
+            self._finish_target()
+            if self.mode in ("file", "stdout") and self.target is None:
+                self._open_target(self.targets[0])  # nothing parsed: an empty output
+                self._finish_target()
+            seconds = time.perf_counter() - t0 - (self.watch.seconds - paused)
+            if self.report is not None:
+                written("report", args.report, self.report.finish, self.inputs,
+                         self.counts.files, self.counts.to_json(), seconds)
+                self.report = None
+            if self.state_path and os.path.exists(self.state_path):
+                os.unlink(self.state_path)
+            self._remove_stale_temporaries()
+        except DepparseError:
+            self._discard()
+            raise
+        except BaseException:
+            self._stopped()
+            raise
+        self.progress.clear()
+        self.watch.done()
+        if not args.quiet:
+            before = Counts(state["counts"]) if state is not None else None
+            print(f"depparse: {self.counts.summary(seconds, before)}", file=sys.stderr)
+
+    def _remove_stale_temporaries(self):
+        """Remove the temporary files of the state file that a kill left (a kill while the
+        state was being written leaves ``.NAME.partial.state.XXXX.tmp``)."""
+        if not self.state_path:
+            return
+        import glob
+
+        folder, name = os.path.split(os.path.abspath(self.state_path))
+        for f in glob.glob(os.path.join(glob.escape(folder), f".{glob.escape(name)}.*.tmp")):
+            try:
+                os.unlink(f)
+            except OSError:
+                pass
+
+    def _partial_name(self):
+        if self.mode == "file":
+            return self.targets[0].path + PARTIAL_SUFFIX
+        return self.state_path
+
+    def _skipped(self, start):
+        """Segments not to parse: those before ``start`` (done by the stopped run), and, in a
+        folder, the inputs whose output is there already and newer than the input."""
+        skip = set(range(start))
+        if self.mode != "folder":
+            return skip
+        for i, (f, t) in enumerate(self.segments):
+            if i < start:
+                partial = t.path + PARTIAL_SUFFIX
+                if os.path.exists(partial) and not os.path.exists(t.path):
+                    os.replace(partial, t.path)  # killed between its last commit and rename
+                continue
+            if self.args.force or f == "-" or not os.path.exists(t.path):
+                continue
+            if os.path.getmtime(t.path) >= os.path.getmtime(f):
+                skip.add(i)
+                if not self.args.quiet:
+                    print(f"depparse: {f}: skipped, {t.path} is complete (--force parses it "
+                          "again)", file=sys.stderr)
+        return skip
+
+    def _open(self, start, state):
+        """Open the report (and, resuming, the output) where the stopped run left them."""
+        if state is not None:
+            self.counts = Counts(state["counts"])
+            self.bad = [tuple(x) for x in state.get("bad", [])]
+            out = state["output"]
+            if state["position"] is not None or self.mode == "file":
+                from ..conllu import SentenceText
+
+                self.target = self.segments[start][1]
+                self.sink = PartialFile(self.target.path, keep=out["bytes"])
+                self.text_of = SentenceText(out["count"], out["pending"])
+        if self.args.report:
+            from ..report.writer import ReportWriter
+
+            keep = None
+            if state is not None:
+                keep = (state["report"]["bytes"], state["report"]["entries"])
+            self.report = written("report", self.args.report, ReportWriter, self.args.report,
+                                   self.parser, self.kw["max_iter"], self.kw["single_root"],
+                                   keep)
+
+    def _items(self, start, after, skip, track):
+        """The sentences of the segments to parse, in order; ``track`` gets, for each, its
+        (input sentence, segment, position)."""
+        for i in range(start, len(self.segments)):
+            if i in skip:
+                continue
+            f, t = self.segments[i]
+            pos = after if i == start else None
+            on_error = (lambda e, i=i: self._skip_bad(e, i)) if self.args.skip_bad else None
+            if pos is not None:  # the tag columns the file lacks: from its first sentences
+                from ..inference.parser import TAG_WINDOW
+
+                head = first_sentences(self.parser, self.args.input, f, TAG_WINDOW)
+                if head:
+                    self.file_columns[head[0].source] = tuple(
+                        self.parser.missing_columns(head))
+            reader = Reader(self.parser, self.args.input, f, on_error, pos)
+            k = 0
+            try:
+                for s, p in reader.it:
+                    track.append((s, i, p))
+                    k += 1
+                    yield s
+            finally:
+                reader.close()
+            if k == 0 and pos is None:
+                if not any(b[0] == i for b in self.bad):
+                    warnings.warn(f"no sentences in {'<stdin>' if f == '-' else f}",
+                                  InputWarning, stacklevel=2)
+                if self.mode == "folder":  # an empty input has an empty output
+                    with atomic_output(t.path, "wb"):
+                        pass
+
+    def _skip_bad(self, e, seg):
+        self.progress.clear()
+        self.bad.append((seg, e.line))
+        print(f"depparse: skipped: {e}", file=sys.stderr)
+
+    def _results(self, items):
+        args, parser, kw = self.args, self.parser, self.kw
+        if args.scheduler:
+            from ..distributed import parse_distributed
+
+            plan = list(parser.iter_tag_columns(items, args.retag))
+            tagged = [parser.tag([s], c)[0] if c else s for s, c in plan]
+            if not tagged:
+                return
+            res = parse_distributed(parser, tagged, args.scheduler, return_results=True, **kw)
+            for (_, c), (p, r) in zip(plan, res, strict=True):
+                r.tagged = c
+                yield p, r
+            return
+        yield from parser.iter_parse_results(items, jobs=self.jobs, retag=args.retag,
+                                             file_columns=self.file_columns, **kw)
+
+    def _loop(self, start, after, skip):
+        track: deque = deque()
+        items = self._items(start, after, skip, track)
+        index: dict = {}  # per file: the index of its next sentence in the report
+        last_commit = time.perf_counter()
+        for parsed, r in self._results(items):
+            s, seg, pos = track.popleft()
+            f, t = self.segments[seg]
+            if t is not self.target:
+                self._finish_target()
+                self._open_target(t)
+            data = self.text_of(parsed).encode("utf-8")
+            written("output", t.path, self.sink.write, data)
+            self._advance(seg, pos, len(data))
+            fname = "<stdin>" if f == "-" else f
+            if self.report is not None:
+                j = index.get(fname, self.counts.file(fname)["sentences"])
+                written("report", self.args.report, self.report.add, fname, j, s, parsed, r)
+                index[fname] = j + 1
+            self.counts.add(fname, s, r)
+            self.committed = (seg, pos)
+            now = time.perf_counter()
+            if now - last_commit >= COMMIT_SECONDS:
+                self._commit(seg, pos)
+                last_commit = now
+            c = self.counts
+            self.progress.update(c.sentences, c.words, c.proved, self._read_bytes(),
+                                 self.watch.seconds)
+        self.counts.bad = len(self.bad)
+        if self.bad and not self.counts.sentences:
+            raise UsageError(f"no sentence to parse: all {len(self.bad)} sentences are "
+                             "malformed")
+
+    def _advance(self, seg, pos, size):
+        """Count the input read up to the sentence just written (for the progress line)."""
+        if seg != self.seg:
+            if self.seg is not None:
+                self.done_bytes += self._size(self.seg)
+            self.seg, self.seg_bytes = seg, 0
+        self.seg_bytes = pos[0] if isinstance(pos, tuple) else self.seg_bytes + size
+
+    def _size(self, seg):
+        f = self.segments[seg][0]
+        if f not in self.sizes:
+            self.sizes[f] = 0 if f == "-" else os.path.getsize(f)
+        return self.sizes[f]
+
+    def _read_bytes(self):
+        if self.seg is None:
+            return self.done_bytes
+        return self.done_bytes + min(self.seg_bytes, int(0.99 * self._size(self.seg)))
+
+    def _open_target(self, t):
+        from ..conllu import SentenceText
+
+        self.target = t
+        self.text_of = SentenceText()
+        self.sink = (StdoutSink() if t.path is None
+                     else written("output", t.path, chunked_output, t.path))
+
+    def _finish_target(self):
+        """Finish the current output (and, in a folder, say what went into it)."""
+        if self.sink is None:
+            return
+        t = self.target
+        if self.mode != "file" and self.state_path and self.committed is not None:
+            self._commit(self.committed[0] + 1, None)  # this segment is complete
+        written("output", t.path, self.sink.finish)
+        self.sink = None
+        if self.mode in ("folder", "in-place") and not self.args.quiet:
+            f = t.inputs[0]
+            c = self.counts.file("<stdin>" if f == "-" else f)
+            self.progress.clear()
+            print(f"depparse: {f} -> {t.path}: {count_of(c['sentences'], 'sentence')}, "
+                  f"{count_of(c['words'], 'word')}"
+                  + (f", {c['tagged']:,} tagged" if c["tagged"] else ""), file=sys.stderr)
+
+    # -- commits and the state file ----------------------------------------------------------
+    def _commit(self, seg, pos):
+        """Make what was written durable, then record it in the state file: the next run
+        (``--resume``) continues after the sentence at ``pos`` of segment ``seg`` (from the
+        start of ``seg`` when ``pos`` is None)."""
+        out = written("output", self.target.path, self.sink.commit)
+        rep = None
+        if self.report is not None:
+            rep = written("report", self.args.report, self.report.commit)
+        if self.state_path is None:
+            return
+        bad = [b for b in self.bad if b[0] < seg or (b[0] == seg and pos is not None
+                                                     and isinstance(pos, int) and b[1] < pos)]
+        output = {"bytes": out, "count": self.text_of.count, "pending": self.text_of.pending}
+        if pos is None and self.mode != "file":
+            output = {"bytes": 0, "count": 0, "pending": ""}
+        state = {"format": STATE_FORMAT, "version": STATE_VERSION, "settings": self.settings,
+                 "input_stats": [None if f == "-" else file_stat(f) for f in self.inputs],
+                 "segment": seg, "position": pos, "output": output,
+                 "report": None if rep is None else {"bytes": rep[0], "entries": rep[1]},
+                 "counts": self.counts.to_json(), "bad": bad}
+        written("state", self.state_path, self._write_state, state)
+
+    def _write_state(self, state):
+        with atomic_output(self.state_path, "w", encoding="utf-8") as f:
+            json.dump(state, f)
+
+    def _load_state(self):
+        """The state of the stopped run, checked against this one; None when that run had
+        in fact finished (its output complete, only the state file left)."""
+        try:
+            with open(self.state_path, encoding="utf-8") as f:
+                state = json.load(f)
+            if state.get("format") != STATE_FORMAT or state.get("version") != STATE_VERSION:
+                raise ValueError("not a depparse parse state")
+        except (OSError, ValueError) as e:
+            raise UsageError(f"{self.state_path}: cannot continue from it ({e}); start again "
+                             "with --force") from None
+        start = state["segment"]
+        stats = [None if f == "-" else file_stat(f) for f in self.inputs]
+        first = 0 if self.mode == "file" else start
+        check_same(state["settings"], self.settings, stats[first:],
+                    state["input_stats"][first:], self.state_path)
+        if self.mode == "file" and not os.path.exists(self._partial_name()):
+            if os.path.exists(self.targets[0].path):  # killed after the rename
+                os.unlink(self.state_path)
+                if not self.args.quiet:
+                    print(f"depparse: nothing to resume: {self.targets[0].path} is complete",
+                          file=sys.stderr)
+                return None
+            raise UsageError(f"{self._partial_name()}: missing, so the stopped run cannot be "
+                             "continued; start again with --force")
+        if not self.args.quiet:
+            n = state["counts"]["sentences"]
+            print(f"depparse: resuming after {count_of(n, 'sentence')} "
+                  f"({self._partial_name()})", file=sys.stderr)
+        return state
+
+    def _stopped(self):
+        """After Ctrl-C, a killed worker or an internal error: keep what was committed."""
+        self.progress.clear()
+        if self.state_path is not None and os.path.exists(self.state_path):
+            for x in (self.sink, self.report):
+                if x is not None:
+                    x.close()
+            print(f"depparse: {self._partial_name()}: what was parsed up to the last commit "
+                  "is kept; --resume continues the run", file=sys.stderr)
+        else:
+            self._discard()
+
+    def _discard(self):
+        """After bad input: remove the partial files (nothing half-written stays)."""
+        self.progress.clear()
+        for x in (self.sink, self.report):
+            if x is not None:
+                x.discard()
+        if self.state_path and os.path.exists(self.state_path):
+            os.unlink(self.state_path)

@@ -1,0 +1,319 @@
+"""The pieces of a streamed parse (:mod:`.parse`): counts, inputs read with the position of each
+sentence, stdout as an output, the state that ``--resume`` checks.
+
+* :class:`Counts`: what a run parsed (totals, by kind of proof, per input file), saved in the
+  state file at each commit and restored by ``--resume``; its summary line.
+* :class:`Reader`: the sentences of one input, lazily, each with where it starts (the line of
+  a CoNLL-U sentence; a :class:`~depparse.inference.tokenizer.TextPosition` of a text
+  sentence), so that a run can go on after any sentence (``after``).
+* :class:`StdoutSink`: stdout with the interface of :class:`~depparse.atomic.PartialFile`.
+* :func:`settings_of` and :func:`check_same`: the fingerprint of a run (model file, settings,
+  inputs) that a run continued by ``--resume`` must share with the stopped one.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+from collections import Counter
+
+from ..atomic import PARTIAL_SUFFIX
+from ..errors import UsageError
+
+__all__ = ["Counts", "Reader", "StdoutSink", "check_same", "count_of", "file_stat",
+           "first_sentences", "settings_of", "silence_stdout", "state_path_of", "written"]
+
+
+# ---------------------------------------------------------------------------------------
+# counts
+
+
+def count_of(k, noun):
+    """``"1 sentence"``, ``"2 sentences"``."""
+    return f"{k:,} {noun}{'' if k == 1 else 's'}"
+
+
+class Counts:
+    """What a run has parsed: totals, per proof kind, per input file; saved in the state."""
+
+    KEYS = ("sentences", "words", "certified", "proved", "timed_out", "tagged", "bad")
+
+    def __init__(self, d=None):
+        d = d or {}
+        for k in self.KEYS:
+            setattr(self, k, int(d.get(k, 0)))
+        self.proofs = Counter(d.get("proofs", {}))
+        self.proof_seconds = Counter(d.get("proof_seconds", {}))
+        self.columns = list(d.get("columns", []))
+        self.files = {f: dict(v) for f, v in d.get("files", {}).items()}
+
+    def to_json(self):
+        d = {k: getattr(self, k) for k in self.KEYS}
+        d.update(proofs=dict(self.proofs), proof_seconds=dict(self.proof_seconds),
+                 columns=self.columns, files=self.files)
+        return d
+
+    def add(self, fname, sentence, r):
+        self.sentences += 1
+        self.words += sentence.n
+        self.certified += bool(r.certificate)
+        self.proved += r.proof is not None
+        self.timed_out += bool(r.timed_out)
+        kind = r.proof or "none"
+        self.proofs[kind] += 1
+        self.proof_seconds[kind] += r.seconds
+        f = self.file(fname)
+        f["sentences"] += 1
+        f["words"] += sentence.n
+        if r.tagged:
+            self.tagged += 1
+            f["tagged"] += 1
+            for c in r.tagged:
+                if c not in self.columns:
+                    self.columns.append(c)
+                if c not in f["columns"]:
+                    f["columns"].append(c)
+
+    def file(self, fname):
+        return self.files.setdefault(fname, {"sentences": 0, "words": 0, "tagged": 0,
+                                             "columns": []})
+
+    def proved_line(self):
+        """``proved optimal 2077/2077 (100.0%: dual 2040 in 19.1 s, branch-and-bound 37 in
+        1.2 s)``: the trees proved optimal, by kind of proof, with their decoding time."""
+        n = self.sentences
+        if not n:
+            return "proved optimal 0/0"
+        kinds = ", ".join(f"{'not proved' if k == 'none' else k} {self.proofs[k]} in "
+                          f"{self.proof_seconds[k]:.1f} s"
+                          for k in ("dual", "branch-and-bound", "exact", "none")
+                          if self.proofs[k])
+        return f"proved optimal {self.proved}/{n} ({100.0 * self.proved / n:.1f}%: {kinds})"
+
+    def tagged_line(self):
+        """``UPOS/XPOS/LEMMA/FEATS predicted by the model's tagger in 50 of 100 sentences``."""
+        if not self.tagged:
+            return ""
+        order = [c for c in ("UPOS", "XPOS", "LEMMA", "FEATS") if c in self.columns]
+        return (f"{'/'.join(order)} predicted by the model's tagger in "
+                f"{self.tagged:,} of {count_of(self.sentences, 'sentence')}")
+
+    def summary(self, seconds, before=None):
+        """The summary line; ``before``: the counts a resumed run started from (the time and
+        words/s are this run's, the other numbers the whole output's)."""
+        words, n = self.words, self.sentences
+        done = words - (before.words if before else 0)
+        extra = f"; {self.timed_out} stopped by --time-limit" if self.timed_out else ""
+        if self.bad:
+            extra += f"; skipped {count_of(self.bad, 'malformed sentence')}"
+        if self.tagged:
+            extra += "; " + self.tagged_line()
+        if before is not None and before.sentences:
+            extra += (f"; {count_of(before.sentences, 'sentence')} of them parsed before "
+                      f"--resume")
+        return (f"parsed {count_of(n, 'sentence')}, {count_of(words, 'word')} in {seconds:.2f} s "
+                f"({done / max(seconds, 1e-9):.0f} words/s); certificates {self.certified}/{n} "
+                f"({100.0 * self.certified / max(1, n):.1f}%); {self.proved_line()}{extra}")
+
+
+# ---------------------------------------------------------------------------------------
+# inputs
+
+
+def seek_line(f, line):
+    """Position a binary file at the start of line ``line`` (1-based)."""
+    need, pos = line - 1, 0
+    while need:
+        chunk = f.read(1 << 20)
+        if not chunk:
+            break
+        k = chunk.count(b"\n")
+        if k < need:
+            need -= k
+            pos += len(chunk)
+            continue
+        i = -1
+        for _ in range(need):
+            i = chunk.index(b"\n", i + 1)
+        pos += i + 1
+        need = 0
+    f.seek(pos)
+
+
+class Stdin:
+    """stdin's binary stream under the name ``<stdin>`` (for the messages)."""
+
+    name = "<stdin>"
+
+    def __init__(self, f):
+        self.f = f
+
+    def read(self, n=-1):
+        return self.f.read(n)
+
+    def tell(self):
+        return self.f.tell()
+
+    def seekable(self):
+        return False
+
+
+class Reader:
+    """The sentences of one input, lazily, each with its position (for ``--resume``): the line
+    of a CoNLL-U sentence; a :class:`~depparse.inference.tokenizer.TextPosition` of a text
+    sentence.  ``after``: continue after the sentence at that position."""
+
+    def __init__(self, parser, kind, path, on_error=None, after=None):
+        self.path, self.kind = path, kind
+        if path == "-":
+            self.f = Stdin(sys.stdin.buffer)
+            self.own = False
+        else:
+            self.f = open(path, "rb")
+            self.own = True
+        if kind == "text":
+            from ..inference.tokenizer import TextPosition
+
+            pos = None if after is None else TextPosition(*after)
+            self.it = ((s, tuple(p)) for s, p in parser.tokenizer.iter_sentences(self.f,
+                                                                                   after=pos))
+        else:
+            from ..conllu import iter_conllu
+
+            first = 1
+            if after is not None:
+                seek_line(self.f, after)
+                first = after
+            it = iter_conllu(self.f, on_error=on_error, first_line=first)
+            if after is not None:
+                next(it, None)  # the sentence the earlier run ended with
+            self.it = hinted((s, s.line_no) for s in it)
+
+    def tell(self):
+        try:
+            return self.f.tell()
+        except (OSError, ValueError):
+            return None
+
+    def close(self):
+        if self.own:
+            self.f.close()
+
+
+def hinted(it):
+    """``it``, its ConlluErrors with what to do (:func:`~.commands.conllu_hint`)."""
+    from ..errors import ConlluError
+    from .commands import conllu_hint
+
+    try:
+        yield from it
+    except ConlluError as e:
+        raise conllu_hint(e) from None
+
+
+def first_sentences(parser, kind, path, k):
+    """The first ``k`` sentences of a file (for the tag columns it lacks, on resume)."""
+    r = Reader(parser, kind, path, on_error=lambda e: None)
+    try:
+        out = []
+        for s, _ in r.it:
+            out.append(s)
+            if len(out) == k:
+                break
+        return out
+    finally:
+        r.close()
+
+
+# ---------------------------------------------------------------------------------------
+# outputs
+
+
+class StdoutSink:
+    """Output written to stdout as it comes (flushed at each commit): nothing to rename,
+    nothing to continue."""
+
+    def __init__(self):
+        self.f = sys.stdout.buffer
+        self.size = 0
+
+    def write(self, data):
+        self.f.write(data)
+        self.size += len(data)
+
+    def commit(self):
+        self.f.flush()
+        return self.size
+
+    finish = commit
+
+    def close(self):
+        pass
+
+    discard = close
+
+
+def silence_stdout():
+    """After a failed write to stdout, keep Python's exit-time flush from failing again."""
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, sys.stdout.fileno())
+        os.close(fd)
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        pass
+
+
+def written(what, path, fn, *args):
+    """``fn(*args)``; an OSError becomes the one-line error that names the file."""
+    from .commands import oserror
+
+    try:
+        return fn(*args)
+    except BrokenPipeError:
+        if path is None:
+            silence_stdout()
+        raise
+    except OSError as e:
+        if path is None:
+            silence_stdout()
+        raise oserror(path or "<stdout>", what, e) from None
+
+
+def state_path_of(mode, targets):
+    if mode == "file":
+        return targets[0].path + PARTIAL_SUFFIX + ".state"
+    if mode in ("folder", "in-place"):
+        return os.path.join(os.path.dirname(os.path.abspath(targets[0].path)),
+                            ".depparse-parse" + PARTIAL_SUFFIX + ".state")
+    return None
+
+
+def file_stat(path):
+    st = os.stat(path)
+    return [os.path.realpath(path), st.st_size, st.st_mtime_ns]
+
+
+def settings_of(args, given, model_path, inputs, mode, targets):
+    """What must not change between a run and its ``--resume`` (the fingerprint)."""
+    return {"model": file_stat(model_path), "input": args.input, "retag": bool(args.retag),
+            "skip_bad": bool(args.skip_bad), "decoding": {k: v for k, v in given.items()},
+            "report": args.report and os.path.abspath(args.report), "mode": mode,
+            "outputs": [t.path and os.path.abspath(t.path) for t in targets],
+            "inputs": [f if f == "-" else os.path.abspath(f) for f in inputs]}
+
+
+def check_same(state_settings, settings, inputs_stats, old_stats, state_path):
+    for key in settings:
+        if state_settings.get(key) != settings[key]:
+            what = {"model": "the model file", "decoding": "the decoding settings",
+                    "inputs": "the inputs", "outputs": "the outputs"}.get(key, f"--{key}")
+            raise UsageError(f"{state_path}: the stopped run was made with other settings "
+                             f"({what} differ); resume with the same command, or start again "
+                             "with --force")
+    for new, old in zip(inputs_stats, old_stats, strict=True):
+        if new is not None and old is not None and new != old:
+            raise UsageError(f"{state_path}: the input {new[0]} changed since the stopped run "
+                             "(size or time); start again with --force")
+
+

@@ -1,0 +1,395 @@
+"""Streaming parse (issue 27, items 1-3): a stream in, results out in order, bounded memory;
+plain text in batches; progress; OUT.partial and --resume after SIGKILL; folders and globs.
+
+The kill tests run ``python -m depparse.cli`` with ``DEPPARSE_COMMIT_SECONDS=0.05`` (a commit
+every 50 ms instead of every 5 s) and kill the process group with SIGKILL at a random moment
+after its first commit (the seed is in the assertion messages); ``--resume`` must then give
+the bytes of a run that was never stopped.  ``benchmarks/streaming.py`` does the same with the
+shipped model on en_ewt.
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import synthetic
+from fixtures_models import REPO_ROOT, run_cli, syn  # noqa: F401
+
+import depparse
+from depparse.conllu import read_conllu, write_conllu
+from depparse.inference import textfile
+from depparse.inference.parallel import IN_FLIGHT, MAX_CHUNK
+from depparse.inference.parser import TAG_WINDOW
+from depparse.inference.tokenizer import read_text
+
+SEED = int(os.environ.get("DEPPARSE_CRASH_SEED", "12345"))
+
+
+def _bytes(sents):
+    buf = io.BytesIO()
+    write_conllu(sents, buf)
+    return buf.getvalue()
+
+
+@pytest.fixture(scope="module")
+def parser(syn):  # noqa: F811
+    return depparse.load(syn.model)
+
+
+@pytest.fixture(scope="module")
+def sents(syn):  # noqa: F811
+    return read_conllu(syn.test) + read_conllu(syn.dev)
+
+
+# ---------------------------------------------------------------------------------------
+# the API: Parser.iter_parse_results
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_iter_parse_results_is_parse_one_in_order(parser, sents, jobs):
+    ref = [parser.parse_one(s) for s in sents]
+    got = list(parser.iter_parse_results(iter(sents), jobs=jobs, trace=True))
+    assert _bytes([p for p, _ in got]) == _bytes([p for p, _ in ref])
+    for (_, a), (_, b) in zip(ref, got, strict=True):
+        assert (a.certificate, a.iterations, a.proof) == (b.certificate, b.iterations, b.proof)
+    assert [p.heads.tolist() for p in parser.parse(sents, jobs=jobs)] == [
+        p.heads.tolist() for p, _ in ref]
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_iter_parse_results_reads_a_bounded_window(parser, sents, jobs):
+    """An endless stream: results come out after a bounded look-ahead, and keep coming."""
+    pulled = [0]
+
+    def endless():
+        for k in itertools.count():
+            pulled[0] += 1
+            yield sents[k % len(sents)]
+
+    # the file's first TAG_WINDOW sentences decide its tag columns; the encoder batches
+    # about 1,024 word pieces (<= 100 synthetic sentences); workers hold IN_FLIGHT chunks each
+    bound = TAG_WINDOW + 100 + (IN_FLIGHT * jobs + 2) * MAX_CHUNK * (jobs > 1)
+    it = parser.iter_parse_results(endless(), jobs=jobs)
+    first = list(itertools.islice(it, 5))
+    assert len(first) == 5 and pulled[0] <= bound, pulled
+    more = list(itertools.islice(it, 400))
+    assert len(more) == 400 and pulled[0] <= 405 + bound, pulled
+    assert _bytes([p for p, _ in first + more[:len(sents) - 5]]) == _bytes(
+        [p for p, _ in parser.parse_results(sents, trace=False)])
+    it.close()
+
+
+def test_tag_columns_are_chosen_per_sentence(parser, sents):
+    """Untagged sentences (all four columns '_') get the trained columns wherever they are; a
+    tagged one keeps its tags; each result says what was predicted."""
+    blank = [s.with_tags(lemmas=["_"] * (s.n + 1), upos=["_"] * (s.n + 1)) for s in sents]
+    mixed = [b if k % 3 == 1 else s for k, (s, b) in enumerate(zip(sents, blank, strict=True))]
+    got = list(parser.iter_parse_results(iter(mixed)))
+    assert [r.tagged for _, r in got] == [("UPOS", "LEMMA") if k % 3 == 1 else ()
+                                         for k in range(len(sents))]
+    for (p, _), s in zip(got, sents, strict=True):
+        assert list(p.upos) == list(s.upos)  # the synthetic language is tagged perfectly
+    ref = parser.parse(sents)
+    assert [p.heads.tolist() for p, _ in got] == [p.heads.tolist() for p in ref]
+    assert [c for _, c in parser.iter_tag_columns(mixed, retag=True)][0] == (
+        "UPOS", "XPOS", "LEMMA", "FEATS")
+
+
+# ---------------------------------------------------------------------------------------
+# plain text, a batch of paragraphs at a time
+
+
+def _text(sents, seed=0):
+    rng = random.Random(seed)
+    out, k = [], 0
+    while k < len(sents):
+        n = rng.randint(1, 6)
+        out.append(" ".join(s.text for s in sents[k:k + n]))
+        out.append(rng.choice(["\n\n", "\n  \n", "\r\n\r\n", "\n\n\n", "\n \t\n"]))
+        k += n
+    return "".join(out)
+
+
+def test_text_in_batches_is_the_text_at_once(parser, sents, tmp_path, monkeypatch):
+    src = tmp_path / "in.txt"
+    src.write_bytes(("\ufeff" + _text(sents * 3)).encode("utf-8"))
+    text, name = read_text(src)
+    ref = [s.to_text() for s in parser.tokenizer.tokenize(text, source=name)]
+    assert len(ref) >= len(sents) * 3
+    for batch in (7, 64, 1000, textfile.TEXT_BATCH):
+        monkeypatch.setattr(textfile, "TEXT_BATCH", batch)
+        got = list(parser.tokenizer.iter_sentences(src))
+        assert [s.to_text() for s, _ in got] == ref, batch
+    # continuing after any sentence gives the rest (what --resume does)
+    monkeypatch.setattr(textfile, "TEXT_BATCH", 64)
+    positions = [p for _, p in parser.tokenizer.iter_sentences(src)]
+    for k in random.Random(SEED).sample(range(len(ref)), 12):
+        rest = [s.to_text() for s, _ in parser.tokenizer.iter_sentences(src, after=positions[k])]
+        assert rest == ref[k + 1:], (k, SEED)
+
+
+# ---------------------------------------------------------------------------------------
+# the command line
+
+
+def test_cli_output_is_the_api_output(syn, parser, sents, tmp_path):  # noqa: F811
+    out = tmp_path / "out.conllu"
+    for jobs in ("1", "2"):
+        rc, _, err = run_cli(["parse", syn.test, syn.dev, "-m", syn.model, "-o", out,
+                              "--jobs", jobs])
+        assert rc == 0, err
+        assert out.read_bytes() == _bytes(parser.parse(sents))
+        assert sorted(os.listdir(tmp_path)) == ["out.conllu"]
+
+
+def test_progress_lines_in_a_log(syn, tmp_path):  # noqa: F811
+    big = tmp_path / "big.conllu"
+    big.write_text(synthetic.conllu_text(400, 11), encoding="utf-8")
+    rc, _, err = run_cli(["parse", big, "-m", syn.model, "-o", tmp_path / "o.conllu",
+                          "--progress-interval", "0.05"])
+    assert rc == 0, err
+    lines = [x for x in err.splitlines() if " words/s, proved optimal " in x]
+    assert len(lines) >= 2, err
+    assert "\r" not in err and "% of the input" in lines[-1], lines
+    rc, _, err = run_cli(["parse", big, "-m", syn.model, "-o", tmp_path / "o.conllu",
+                          "--progress-interval", "0.05", "-q"])
+    assert rc == 0 and err == "", err
+
+
+def test_folder_of_inputs_into_a_folder(syn, tmp_path):  # noqa: F811
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    texts = [s.text for s in read_conllu(syn.test)]
+    for k, name in enumerate(["a.txt", "b.txt", "c.txt"]):
+        (corpus / name).write_text("\n\n".join(texts[10 * k:10 * k + 10]) + "\n")
+    (corpus / "empty.txt").write_text("")
+    (corpus / "notes.md").write_text("not an input")
+    out = tmp_path / "parsed"
+    rc, _, err = run_cli(["parse", "--input", "text", corpus, "-m", syn.model, "-o", f"{out}/"])
+    assert rc == 0, err
+    assert sorted(os.listdir(out)) == ["a.conllu", "b.conllu", "c.conllu", "empty.conllu"]
+    for name in ("a", "b", "c"):
+        assert f"{corpus / name}.txt -> {out / name}.conllu: 10 sentences" in err, err
+        one = tmp_path / f"{name}.conllu"
+        assert run_cli(["parse", "--input", "text", corpus / f"{name}.txt", "-m", syn.model,
+                        "-o", one, "-q"])[0] == 0
+        assert (out / f"{name}.conllu").read_bytes() == one.read_bytes()
+    assert (out / "empty.conllu").read_bytes() == b""
+    assert "parsed 30 sentences" in err
+    # a rerun does only what is left: here nothing, then the one input that changed
+    rc, _, err = run_cli(["parse", "--input", "text", corpus, "-m", syn.model, "-o", out])
+    assert rc == 0 and err.count("skipped,") == 4 and "parsed 0 sentences" in err, err
+    (out / "b.conllu").unlink()
+    time.sleep(0.01)
+    (corpus / "c.txt").write_text(texts[0] + "\n")
+    rc, _, err = run_cli(["parse", "--input", "text", f"{corpus}/*.txt", "-m", syn.model,
+                          "-o", out])  # a glob the shell did not expand
+    assert rc == 0 and err.count("skipped,") == 2 and "parsed 11 sentences" in err, err
+    rc, _, err = run_cli(["parse", "--input", "text", corpus, "-m", syn.model, "-o", out,
+                          "--force", "-q"])
+    assert rc == 0, err
+    assert err == f"depparse: warning: no sentences in {corpus / 'empty.txt'}\n", err
+    # two inputs with the same output name
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "a.txt").write_text(texts[0])
+    rc, _, err = run_cli(["parse", "--input", "text", corpus / "a.txt", tmp_path / "other" /
+                          "a.txt", "-m", syn.model, "-o", f"{tmp_path / 'two'}/"])
+    assert rc == 2 and "would both be written to" in err, err
+    rc, _, err = run_cli(["parse", "--input", "text", f"{corpus}/*.xyz", "-m", syn.model])
+    assert rc == 2 and "no file matches" in err, err
+
+
+# ---------------------------------------------------------------------------------------
+# OUT.partial and --resume
+
+
+def _cmd(*args):
+    return [sys.executable, "-m", "depparse.cli", *[str(a) for a in args]]
+
+
+def _env():
+    return {**os.environ, "DEPPARSE_COMMIT_SECONDS": "0.05"}
+
+
+def _kill_during(args, state, rng, timeout=300):
+    """Run ``args``; SIGKILL it (and its workers) at a random moment after its first
+    commit.  Returns the delay after the first commit, or None if it finished first."""
+    t0 = time.monotonic()
+    proc = subprocess.Popen(_cmd(*args), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            cwd=REPO_ROOT, env=_env(), start_new_session=True)
+    try:
+        while not state.exists():
+            if proc.poll() is not None:
+                return None
+            if time.monotonic() - t0 > timeout:
+                raise TimeoutError(f"{state} did not appear")
+            time.sleep(0.005)
+        delay = rng.uniform(0.0, 1.5)
+        time.sleep(delay)
+        if proc.poll() is not None:
+            return None
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=60)
+        return delay
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=60)
+        proc.stderr.close()
+
+
+@pytest.fixture(scope="module")
+def big(syn, tmp_path_factory):  # noqa: F811
+    d = tmp_path_factory.mktemp("stream")
+    src = d / "big.conllu"
+    src.write_text(synthetic.conllu_text(1500, 7), encoding="utf-8")
+    txt = d / "big.txt"
+    txt.write_text(_text(read_conllu(src), seed=3), encoding="utf-8")
+    return src, txt
+
+
+@pytest.mark.parametrize("kind,jobs", [("conllu", "1"), ("text", "1"), ("conllu", "2")])
+def test_killed_parse_resumes_byte_identical(syn, big, tmp_path, kind, jobs):  # noqa: F811
+    src = big[0] if kind == "conllu" else big[1]
+    flags = ["--input", kind, "-m", syn.model, "--jobs", jobs, "-q"]
+    ref, rep_ref = tmp_path / "ref.conllu", tmp_path / "ref.json"
+    rc, _, err = run_cli(["parse", src, *flags, "-o", ref, "--report", rep_ref])
+    assert rc == 0, err
+    out, rep = tmp_path / "out.conllu", tmp_path / "run.json"
+    state = tmp_path / "out.conllu.partial.state"
+    rng = random.Random(f"{SEED}-{kind}-{jobs}")
+    delays = []
+    for _ in range(3):  # each run is killed once, then resumed (and perhaps killed again)
+        if out.exists():
+            break
+        args = ["parse", src, *flags, "-o", out, "--report", rep]
+        if state.exists():
+            args.append("--resume")
+        delay = _kill_during(args, state, rng)
+        delays.append(delay)
+        if delay is not None and out.exists():  # killed after the rename: complete
+            assert out.read_bytes() == ref.read_bytes(), "half-written output"
+        elif delay is not None:
+            assert (tmp_path / "out.conllu.partial").exists()
+    assert any(d is not None for d in delays), f"never killed (seed {SEED})"
+    if not out.exists() or state.exists():  # (a state left by a kill after the rename too)
+        p = subprocess.run(_cmd("parse", src, *flags, "-o", out, "--report", rep, "--resume"),
+                           capture_output=True, cwd=REPO_ROOT, env=_env(), timeout=300)
+        assert p.returncode == 0, p.stderr.decode()
+    assert out.read_bytes() == ref.read_bytes(), f"kills at {delays} (seed {SEED})"
+    a, b = json.loads(rep_ref.read_text()), json.loads(rep.read_text())
+    depparse.report.validate_report(b)
+    assert [(s["file"], s["index"], s["heads"], s["certificate"]) for s in a["sentences"]] == \
+        [(s["file"], s["index"], s["heads"], s["certificate"]) for s in b["sentences"]]
+    assert a["summary"]["sentences"] == b["summary"]["sentences"]
+    assert sorted(os.listdir(tmp_path)) == ["out.conllu", "ref.conllu", "ref.json", "run.json"]
+
+
+def test_partial_output_is_not_replaced_unasked(syn, big, tmp_path):  # noqa: F811
+    src = big[0]
+    out = tmp_path / "out.conllu"
+    state = tmp_path / "out.conllu.partial.state"
+    rng = random.Random(SEED)
+    delay = None
+    while delay is None:
+        delay = _kill_during(["parse", src, "-m", syn.model, "-o", out], state, rng)
+    partial = (tmp_path / "out.conllu.partial").read_bytes()
+    rc, _, err = run_cli(["parse", src, "-m", syn.model, "-o", out])
+    assert rc == 2 and "--resume" in err and "--force" in err, err
+    assert (tmp_path / "out.conllu.partial").read_bytes() == partial
+    # other settings: refused
+    rc, _, err = run_cli(["parse", src, "-m", syn.model, "-o", out, "--resume", "--max-iter",
+                          "7"])
+    assert rc == 2 and "other settings" in err, err
+    # --force starts again
+    rc, _, err = run_cli(["parse", src, "-m", syn.model, "-o", out, "--force", "-q"])
+    assert rc == 0 and out.exists() and not state.exists(), err
+    # nothing to resume: says so, parses
+    out.unlink()
+    rc, _, err = run_cli(["parse", syn.test, "-m", syn.model, "-o", out, "--resume"])
+    assert rc == 0 and "nothing to resume" in err and out.exists(), err
+    rc, _, err = run_cli(["parse", syn.test, "-m", syn.model, "--resume"])
+    assert rc == 2 and "--resume" in err
+
+
+def test_killed_folder_run_resumes(syn, big, tmp_path):  # noqa: F811
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    sents = read_conllu(big[0])
+    for k in range(4):
+        (corpus / f"part{k}.conllu").write_bytes(_bytes(sents[300 * k:300 * k + 300]))
+    ref, out = tmp_path / "ref", tmp_path / "out"
+    assert run_cli(["parse", corpus, "-m", syn.model, "-o", f"{ref}/", "-q"])[0] == 0
+    state = out / ".depparse-parse.partial.state"
+    rng = random.Random(SEED + 5)
+    killed = 0
+    for _ in range(4):
+        args = ["parse", corpus, "-m", syn.model, "-o", f"{out}/", "-q"]
+        if state.exists():
+            args.append("--resume")
+        if _kill_during(args, state, rng) is not None:
+            killed += 1
+        if not state.exists():
+            break
+    assert killed, f"never killed (seed {SEED})"
+    p = subprocess.run(_cmd("parse", corpus, "-m", syn.model, "-o", out, "--resume"),
+                       capture_output=True, cwd=REPO_ROOT, env=_env(), timeout=300)
+    assert p.returncode == 0, p.stderr.decode()
+    for k in range(4):
+        name = f"part{k}.conllu"
+        assert (out / name).read_bytes() == (ref / name).read_bytes(), (name, SEED)
+    assert sorted(os.listdir(out)) == sorted(os.listdir(ref))
+
+
+def test_memory_stays_flat(syn, tmp_path):  # noqa: F811
+    """The parse of 10 times the sentences holds no more memory than that of once (Python
+    allocations, measured by tracemalloc in-process): no list of all sentences."""
+    import tracemalloc
+
+    one = tmp_path / "one.conllu"
+    one.write_text(synthetic.conllu_text(150, 21), encoding="utf-8")
+    many = tmp_path / "many.conllu"
+    many.write_bytes(one.read_bytes() * 10)
+    peaks = []
+    for src in (one, many):
+        run_cli(["parse", src, "-m", syn.model, "-o", tmp_path / "o.conllu", "-q"])  # warm
+        tracemalloc.start()
+        rc, _, err = run_cli(["parse", src, "-m", syn.model, "-o", tmp_path / "o.conllu",
+                              "-q", "--report", tmp_path / "r.json"])
+        peaks.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+        assert rc == 0, err
+    assert peaks[1] < peaks[0] + 2e6, peaks  # before streaming: +10.5 MB (1,500 sentences)
+    assert np.isfinite(peaks).all()
+
+
+def test_jobs_keep_the_predicted_tags(syn, tmp_path):  # noqa: F811
+    """Untagged input with --jobs 2: the tags the workers predicted are in the output (before
+    streaming, the parent rebuilt the sentences from the untagged input and lost them)."""
+    lines = []
+    for line in syn.test.read_text(encoding="utf-8").split("\n"):
+        cols = line.split("\t")
+        if len(cols) == 10:
+            cols[2] = cols[3] = "_"
+        lines.append("\t".join(cols))
+    src = tmp_path / "untagged.conllu"
+    src.write_text("\n".join(lines), encoding="utf-8")
+    outs = []
+    for jobs in ("1", "2"):
+        out = tmp_path / f"out{jobs}.conllu"
+        rc, _, err = run_cli(["parse", src, "-m", syn.model, "-o", out, "--jobs", jobs])
+        assert rc == 0 and "UPOS/LEMMA predicted by the model's tagger in 40 of 40" in err, err
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]
+    assert [list(s.upos) for s in read_conllu(io.BytesIO(outs[1]))] == [
+        list(s.upos) for s in read_conllu(syn.test)]
