@@ -8,18 +8,18 @@ Numba kernel is loaded before the first request (the idea of
 
 1. **read** (one task): its ``data`` is read as the CLI reads a file (CoNLL-U by
    :func:`~depparse.conllu.read_conllu`, plain text by the model's tokenizer), sentences over
-   the word limit are refused, and the tag columns to predict are decided for the whole
-   request (:meth:`~depparse.inference.parser.Parser.columns_to_tag`), as ``depparse parse``
-   decides them for a whole file;
+   the word limit are refused, and the tag columns to predict are decided for each sentence
+   (:meth:`~depparse.inference.parser.Parser.iter_tag_columns`, the request being the file),
+   as ``depparse parse`` decides them;
 2. **parse** (one task per chunk of about :data:`CHUNK_WORDS` words): tag and parse
-   (:meth:`~depparse.inference.parser.Parser.parse_many`), or only tag.
+   (:meth:`~depparse.inference.parser.Parser.iter_parsed`), or only tag.
 
 Each request keeps at most ``jobs`` chunks waiting or running at a time, and :class:`Slots`
 decides which waiting task runs next: short tasks before long ones, and long ones on at most
 ``jobs - 1`` workers, so a long request shares the workers with the short ones that come after
 it instead of queueing its chunks ahead of them.  The answer is the same as one ``depparse
-parse`` of the whole request (the tag columns are decided once; the encoder's batching does
-not change a vector).
+parse`` of the whole request (the tag columns are decided over the whole request; the
+encoder's batching does not change a vector).
 
 Limits: at most ``queue`` requests are worked on or waiting at once (another one is answered
 503 at once); a sentence may have at most ``max_words`` words (400); each sentence's decoding
@@ -116,7 +116,7 @@ def _load(path):
     parser = load(path)
     sents = ([read_sentence(_WARMUP, "<warmup>")] if parser.tokenizer is None
              else parser.read_text("The cat sat on the mat. It purred.", source="<warmup>"))
-    parser.parse_many(sents, tag_columns=parser.columns_to_tag(sents))
+    list(parser.iter_parsed(parser.iter_tag_columns(sents)))
     return parser
 
 
@@ -159,30 +159,24 @@ def _read_job(job: Job, max_words: int):
             raise DepparseError(f"{SOURCE}:{s.line_no}: a sentence of {s.n:,} words; this "
                                 f"server parses at most {max_words:,} words per sentence "
                                 "(depparse serve --max-words)")
-    notes = []
-    if job.parse:
-        columns = parser.columns_to_tag(sents, job.tag)
-        missing = parser.missing_columns(sents)
-        if missing and parser.tagger is None:
-            notes.append(f"the input has no {'/'.join(missing)} (every word has '_'), which "
-                         "this model was trained with and has no tagger for: its trees will "
-                         "be much worse; give tagged input, or use a model with a tagger")
+    if job.parse:  # per sentence (a model without a tagger warns about untagged input)
+        columns = [cols for _, cols in parser.iter_tag_columns(sents, job.tag)]
     elif job.tag:
         if parser.tagger is None:
             raise DepparseError(f"model {job.model} has no tagger")
-        columns = tuple(TAG_COLUMNS)
+        columns = [tuple(TAG_COLUMNS)] * len(sents)
     else:
-        columns = ()
-    return sents, columns, notes
+        columns = [()] * len(sents)
+    return sents, columns
 
 
 def _work(model, sents, columns, parse, time_limit, rich, prefix, first):
     parser = _STATE[model]
     if parse:
-        pairs = parser.parse_many(sents, time_limit=time_limit, trace=False,
-                                  tag_columns=columns)
+        pairs = parser.iter_parsed(zip(sents, columns, strict=True), time_limit=time_limit,
+                                   trace=False)
     else:
-        pairs = [(s, None) for s in parser.tag(sents, columns)]
+        pairs = [(parser.tag([s], cols)[0], None) for s, cols in zip(sents, columns, strict=True)]
     out, info = [], []
     for k, (s, r) in enumerate(pairs):
         out.append(s)
@@ -367,7 +361,7 @@ class Workers:
         out, warned = await self._call(_read, job, self.max_words, words=size)
         if isinstance(out, Failed):
             raise RequestError(400, out.message)
-        sents, columns, notes = out
+        sents, columns = out
         chunks = _chunks(sents, self.chunk_words)
         results: list = [None] * len(chunks)
         firsts = [1]
@@ -379,7 +373,8 @@ class Workers:
             async with gate:
                 if gone is not None and await gone():
                     raise ClientGone()
-                results[i] = await self._call(_work, job.model, chunks[i], columns, job.parse,
+                cols = columns[firsts[i] - 1:firsts[i] - 1 + len(chunks[i])]
+                results[i] = await self._call(_work, job.model, chunks[i], cols, job.parse,
                                               job.time_limit, rich, prefix, firsts[i],
                                               words=sum(s.n for s in chunks[i]))
 
@@ -390,7 +385,7 @@ class Workers:
             for t in tasks:  # chunks not started yet are dropped from the pool's queue
                 t.cancel()
             raise
-        answer = Answer([], [], list(job.warnings) + warned + notes)
+        answer = Answer([], [], list(job.warnings) + warned)
         for parsed, info in results:
             answer.sentences += parsed
             answer.info += info
