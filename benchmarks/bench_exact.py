@@ -106,7 +106,7 @@ def cmd_speed(args):
     test = treebank_file("en_ewt", "test")
     parser = depparse.load()
     sents = read_conllu(test)
-    parser.parse(sents[:30], trace=False)  # compile / load everything first
+    parser.parse(sents[:30])  # compile / load everything first
     default = parser.decoding
     rows = []
     configs = [("default (proofs)", default, 1)]

@@ -11,9 +11,8 @@ from test_bnb import count, rand_parts, tol_for
 
 from depparse.decode import NoSpanningTreeError, ad3_decompose, dual_decompose
 from depparse.decode.bnb import decode_exact
-from depparse.decode.mst import _cle_workspace
 from depparse.decode.parts import compile_dense
-from depparse.decode.qp import KMAX, _tree_qp
+from depparse.decode.qp import KMAX, ActiveSet, _tree_qp, tree_workspace
 
 NEG_INF = -np.inf
 
@@ -38,14 +37,13 @@ def test_tree_subproblem_meets_its_optimality_conditions():
         beta[0] = 1.0
         G = np.zeros((KMAX, KMAX))
         G[0, 0] = n
-        lin, phi, bhat = np.zeros(KMAX), np.zeros(KMAX), np.zeros(KMAX)
+        lin, phi = np.zeros(KMAX), np.zeros(KMAX)
         q = np.zeros((N, N))
-        yh = np.zeros(N, dtype=np.int64)
-        w = np.zeros((N, N))
+        active = ActiveSet(W, beta, G, lin, phi)
+        work = tree_workspace(N)
         k = 1
         for _ in range(20):  # warm-started calls continue the active-set iterations
-            k, _ = _tree_qp(a, allowed, single, False, W, k, beta, G, lin, phi, bhat, q, yh, w,
-                            *_cle_workspace(N))
+            k, _ = _tree_qp(a, allowed, single, False, active, k, q, work)
         assert 1 <= k and np.all(beta[:k] >= 0) and abs(beta[:k].sum() - 1) < 1e-9
         q_want = np.zeros((N, N))
         for s in range(k):

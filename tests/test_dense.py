@@ -202,7 +202,7 @@ def test_part_scores_equal_sparse_plus_dense(order, higher):
     extras = []
     for heads in (np.asarray(s.heads, dtype=np.int64), np.array([0, 2, 4, 2, 0, 4, 5]),
                   np.array([0, 0, 1, 1, 1, 3, 3])):
-        score = _primal_score(heads, *pt.arrays(), gpos, order == 2)
+        score = _primal_score(pt.part_arrays(), heads, gpos)
         mods, gpar = gold_structure(heads)
         only = np.ones(N, dtype=bool)
         idx = structure_features(*e.arrays(), np.uint64((1 << bits) - 1), ALL_TEMPLATES, order,
@@ -216,7 +216,7 @@ def test_part_scores_equal_sparse_plus_dense(order, higher):
         extra = _naive_higher(z, layout.split(term.theta), term.pf, heads, order) if higher \
             else 0.0
         extras.append(extra)
-        plain_score = _primal_score(heads, *with_arcs.arrays(), gpos, order == 2)
+        plain_score = _primal_score(with_arcs.part_arrays(), heads, gpos)
         assert score == pytest.approx(plain_score + extra, abs=1e-9)
     assert all(x != 0.0 for x in extras[::2]) if higher and order else not any(extras)
 

@@ -174,7 +174,7 @@ def test_part_scores_equal_feature_dot_products(hand, order):
         for gi in range(pt.gp_len[h]):
             if pt.gp[pt.gp_off[h] + gi] >= 0:
                 gpos[h, pt.gp[pt.gp_off[h] + gi]] = gi
-    score = _primal_score(heads, *pt.arrays(), gpos, order == 2)
+    score = _primal_score(pt.part_arrays(), heads, gpos)
     phi = np.zeros(1 << bits)
     mods, gpar = gold_structure(heads)
     idx = structure_features(*e.arrays(), np.uint64((1 << bits) - 1), ALL_TEMPLATES, order, mods,

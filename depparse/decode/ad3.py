@@ -9,351 +9,530 @@ the grandparent model, its incoming arcs ``(g, h)`` (the ``z'`` variables of Fig
 oracle is the head-automaton Viterbi of :mod:`depparse.decode.automata`.  Each arc thus has a
 copy in the tree, in its head's automaton and (G+S) in its modifier's automaton.
 
-One iteration (Martins et al. 2015, Algorithm 2):
+One iteration (Martins et al. 2015, Algorithm 2; :func:`_ad3_run`, one small kernel per step):
 
 1. every factor ``a`` solves its quadratic subproblem (Eq. 16)
    ``q_a = argmax_{q in M_a} theta_a . q + lambda_a . q_vars - eta/2 |q_vars - p|^2`` over its
-   marginal polytope ``M_a``, by the active-set method (Sec. 6.2, Algorithm 3): a convex
-   combination of a few MAP structures, grown by one oracle call at a time; the active set and
-   its weights are kept from one iteration to the next (warm start);
+   marginal polytope ``M_a``, by the active-set method (Sec. 6.2, Algorithm 3,
+   :mod:`depparse.decode.qp`): a convex combination of a few MAP structures, grown by one
+   oracle call at a time; the active set and its weights are kept from one iteration to the
+   next (warm start) (:func:`_automata_subproblems`, :func:`_tree_subproblem`);
 2. ``p`` = the average of the copies of each arc;
-3. ``lambda_a -= eta (q_a - p)`` (the multipliers of each arc keep summing to zero);
+3. ``lambda_a -= eta (q_a - p)`` (the multipliers of each arc keep summing to zero)
+   (2 and 3: :func:`_average_and_update`);
 4. ``eta`` is adapted to balance the primal and dual residuals (Sec. 7.1; Boyd et al. 2011,
-   Sec. 3.4.1).
+   Sec. 3.4.1) (:func:`_adapt_eta`).
 
-Certificate: every ``dual_every`` iterations the dual ``L(lambda) = sum_a max_{y_a} (theta_a +
-lambda_a) . y_a`` (one MAP call per factor) is an upper bound on every tree (the multipliers of
-each arc sum to zero); the tree of the TREE factor's MAP and the tree closest to ``p`` are
-scored with the full model, and ``L <= f(best tree) + eps`` proves the best tree optimal (the
-gap certificate of :mod:`depparse.decode.dual`).  The multipliers map to those of subgradient
-dual decomposition (``u = (1 - alpha) theta - lambda_A``, ``v = -lambda_G``), so a run that has
-not certified hands over to branch and bound (:mod:`depparse.decode.bnb`) like a subgradient
-run, with the fractional copies ``q`` telling where to branch.
+Iteration 0 (:func:`_ad3_start`) makes every factor's MAP under ``theta`` alone its first
+active structure.
+
+Certificate (:func:`_ad3_certificate`): every ``dual_every`` iterations the dual
+``L(lambda) = sum_a max_{y_a} (theta_a + lambda_a) . y_a`` (one MAP call per factor,
+:func:`_ad3_dual`) is an upper bound on every tree (the multipliers of each arc sum to zero);
+the tree of the TREE factor's MAP and the tree closest to ``p`` are scored with the full
+model, and ``L <= f(best tree) + eps`` proves the best tree optimal (the gap certificate of
+:mod:`depparse.decode.dual`).  The multipliers map to those of subgradient dual decomposition
+(``u = (1 - alpha) theta - lambda_A``, ``v = -lambda_G``), so a run that has not certified
+hands over to branch and bound (:mod:`depparse.decode.bnb`) like a subgradient run, with the
+fractional copies ``q`` telling where to branch.
+
+The state of a run is a named structure (:data:`Ad3State`: the factors' multipliers, copies
+and active sets, the progress and the traces), and a time limit is enforced between chunks
+of iterations by :func:`~depparse.decode.dual.run_anytime`, as for subgradient runs.
 """
 
 from __future__ import annotations
 
-import time
+from collections import namedtuple
 
 import numba as nb
 import numpy as np
 
 from .automata import _decode_head, _viterbi_workspace
-from .dual import GAP_TOL, DualResult, _primal_score
-from .eisner import _eisner
-from .mst import NO_TREE, OK, NoSpanningTreeError, _cle_workspace, _cle_ws
+from .dual import (
+    COUNT_Y,
+    COUNT_Z,
+    COUNT_ZG,
+    GAP_TOL,
+    DualResult,
+    _gap_closed,
+    _grandparent_slots,
+    _primal_score,
+    _score_scale,
+    run_anytime,
+)
+from .mst import NO_TREE, OK
 from .parts import PartTable
-from .qp import KMAX, _auto_phi, _auto_qp, _tree_qp
+from .qp import (
+    KMAX,
+    ActiveSet,
+    AutomatonWork,
+    _auto_phi,
+    _auto_qp,
+    _tree_qp,
+    tree_map,
+    tree_workspace,
+)
 
 __all__ = ["ad3_decompose"]
 
 NEG_INF = -np.inf
 
-# scalar state
-_F_ETA, _F_LMIN, _F_BEST, _F_SCALE, _F_RP, _F_RD = 0, 1, 2, 3, 4, 5
-_I_K, _I_CERT, _I_DONE, _I_ORACLE, _I_NTREE = 0, 1, 2, 3, 4
+# -- the state of a run, by name (named tuples; a changing scalar is an array of one) -----
+
+#: The settings of a run (:func:`ad3_decompose`); ``eta0`` is the initial penalty.
+Ad3Settings = namedtuple("Ad3Settings", ["single_root", "projective", "tol", "eta0",
+                                         "max_iter", "dual_every"])
+
+#: The TREE factor: its multipliers ``lam``, its copies ``q`` of the arcs, its active set
+#: (:data:`~depparse.decode.qp.ActiveSet` of head arrays) and its size ``k[0]``.
+TreeFactor = namedtuple("TreeFactor", ["lam", "q", "active", "k"])
+
+#: The HEAD AUTOMATON factors: the multipliers of the modifier arcs ``lam[h, m]`` and of the
+#: grandparent arcs ``lam_g[g, h]`` (and their values at the lowest dual value ``lam_best``,
+#: ``lam_g_best``), the copies ``q`` and ``q_g``, the active sets (an
+#: :data:`~depparse.decode.qp.ActiveSet` whose arrays have one row per head) and their sizes
+#: ``k[h]``, and the oracle's modifier scores ``scores`` and grandparent costs ``gcost``.
+AutomatonFactors = namedtuple("AutomatonFactors", [
+    "lam", "lam_g", "q", "q_g", "active", "k", "scores", "gcost", "lam_best", "lam_g_best"])
+
+#: Where the run stands: iterations ``k``, ``done``, ``certified``, MAP ``oracle_calls``,
+#: the ``trees`` scored so far; the penalty ``eta``, the ``lowest`` dual value, the ``best``
+#: tree's score and the last primal and dual residuals ``rp``, ``rd``.
+Ad3Progress = namedtuple("Ad3Progress", ["k", "done", "certified", "oracle_calls", "trees",
+                                         "eta", "lowest", "best", "rp", "rd"])
+
+#: What the run reports: the best tree and the traces of the bound and of the best score
+#: (NaN where no bound was computed).
+Ad3Trace = namedtuple("Ad3Trace", ["best_heads", "dual", "primal"])
+
+#: The whole state of a resumable run (:func:`_ad3_init`, :func:`_ad3_run`): the candidate
+#: arcs ``allowed[h, m]``, the averages ``p`` of the copies, the factors, and ``scale``
+#: (largest magnitude of a part score).
+Ad3State = namedtuple("Ad3State", ["allowed", "p", "tree", "automata", "progress", "trace",
+                                   "scale"])
+
+#: Work arrays of one call of :func:`_ad3_run`: the TREE factor's (``tree``:
+#: :data:`~depparse.decode.qp.TreeWork`, whose ``w`` and ``heads`` are also used by the dual
+#: bound) and the automata's (``automaton``: :data:`~depparse.decode.qp.AutomatonWork`), the
+#: second tree of the bound ``heads2``, the tree factor's input ``a``, an automaton's input
+#: ``aloc`` and copies ``qloc``, ``gpos`` (:func:`~depparse.decode.dual._grandparent_slots`),
+#: and the input of each factor's last subproblem (``alast``, ``alast_tree``, ``eta_last``:
+#: a factor whose input is unchanged keeps its solution, no oracle call).  Made afresh by
+#: every call (a resumed run recomputes those subproblems once).
+Ad3Work = namedtuple("Ad3Work", ["tree", "automaton", "heads2", "a", "aloc", "qloc", "gpos",
+                                 "alast", "alast_tree", "eta_last"])
 
 
 @nb.njit(cache=True)
-def _ad3_init(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, use_g, max_iter):
-    """Allocate the state of an AD3 run (see :func:`_ad3_run`)."""
-    N = arc.shape[0]
+def _ad3_init(parts, max_iter):
+    """Allocate the state of an AD3 run (:data:`Ad3State`, see :func:`_ad3_run`)."""
+    N = parts.arc.shape[0]
+    arc = parts.arc
+    cand_len = parts.cand_len
     allowed = np.zeros((N, N), dtype=np.bool_)
     for h in range(N):
         for d in range(2):
             for i in range(cand_len[h, d]):
-                m = cand[cand_off[h, d] + i]
+                m = parts.cand[parts.cand_off[h, d] + i]
                 if arc[h, m] != NEG_INF:
                     allowed[h, m] = True
     Vmax = 1
     for h in range(N):
-        V = cand_len[h, 0] + cand_len[h, 1] + (gp_len[h] if (use_g and h > 0) else 0)
+        V = cand_len[h, 0] + cand_len[h, 1] + (parts.gp_len[h]
+                                                if (parts.grandparents and h > 0) else 0)
         if V > Vmax:
             Vmax = V
-    scale = 0.0
-    for h in range(N):
-        for m in range(N):
-            if arc[h, m] != NEG_INF and abs(arc[h, m]) > scale:
-                scale = abs(arc[h, m])
-    for i in range(tab.shape[0]):
-        if tab[i] != NEG_INF and abs(tab[i]) > scale:
-            scale = abs(tab[i])
-    fs = np.zeros(6)
-    fs[_F_LMIN] = np.inf
-    fs[_F_BEST] = NEG_INF
-    fs[_F_SCALE] = scale
-    si = np.zeros(5, dtype=np.int64)
-    lin_mat = np.where(allowed, 0.0, NEG_INF)
-    return (allowed, np.zeros((N, N)), np.zeros((N, N)), np.zeros((N, N)), np.zeros((N, N)),
-            np.zeros((N, N)), np.zeros((N, N)), np.zeros((N, N)),  # p, lamT/A/G, qT/A/G
-            np.zeros((KMAX, N), dtype=np.int64), np.zeros(1, dtype=np.int64),  # tree set
-            np.zeros(KMAX), np.zeros((KMAX, KMAX)), np.zeros(KMAX), np.zeros(KMAX),
-            np.zeros((N, KMAX, Vmax), dtype=np.int64), np.zeros(N, dtype=np.int64),  # automata
-            np.zeros((N, KMAX)), np.zeros((N, KMAX, KMAX)), np.zeros((N, KMAX)),
-            np.zeros((N, KMAX)),
-            lin_mat, np.zeros((N, N)),  # oracle scores of the automata (rows) and grandparents
-            np.full(N, -1, dtype=np.int64),  # best tree
-            np.zeros((N, N)), np.zeros((N, N)),  # lamA, lamG at the lowest dual value
-            np.full(max_iter, np.nan), np.full(max_iter, np.nan),  # dual and primal traces
-            fs, si)
+    tree = TreeFactor(np.zeros((N, N)), np.zeros((N, N)),
+                      ActiveSet(np.zeros((KMAX, N), dtype=np.int64), np.zeros(KMAX),
+                                np.zeros((KMAX, KMAX)), np.zeros(KMAX), np.zeros(KMAX)),
+                      np.zeros(1, dtype=np.int64))
+    automata = AutomatonFactors(
+        np.zeros((N, N)), np.zeros((N, N)), np.zeros((N, N)), np.zeros((N, N)),
+        ActiveSet(np.zeros((N, KMAX, Vmax), dtype=np.int64), np.zeros((N, KMAX)),
+                  np.zeros((N, KMAX, KMAX)), np.zeros((N, KMAX)), np.zeros((N, KMAX))),
+        np.zeros(N, dtype=np.int64), np.where(allowed, 0.0, NEG_INF), np.zeros((N, N)),
+        np.zeros((N, N)), np.zeros((N, N)))
+    i0 = np.zeros(1, dtype=np.int64)
+    progress = Ad3Progress(i0, i0.copy(), i0.copy(), i0.copy(), i0.copy(), np.zeros(1),
+                           np.full(1, np.inf), np.full(1, NEG_INF), np.zeros(1), np.zeros(1))
+    trace = Ad3Trace(np.full(N, -1, dtype=np.int64), np.full(max_iter, np.nan),
+                     np.full(max_iter, np.nan))
+    return Ad3State(allowed, np.zeros((N, N)), tree, automata, progress, trace,
+                    _score_scale(parts))
 
 
-@nb.njit(cache=True)
-def _ad3_dual(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, use_g,
-              single_root, projective, allowed, p, lamT, lamA, lamG, lin_mat, vmat, zero, w, yh,
-              inn, tin, oh, om, delta, back, take, best_take, gpos):
-    """``L(lambda)`` (one MAP call per factor), and the two trees it suggests: the TREE
-    factor's MAP and the tree nearest to ``p``.  Returns ``(L, f1, f2, status)``; the trees
-    are left in ``yh[0]`` and ``yh[1]``."""
-    N = arc.shape[0]
+@nb.njit(cache=True, inline="always")
+def _ad3_workspace(parts, state):
+    """:data:`Ad3Work` for a call of :func:`_ad3_run`."""
+    N = parts.arc.shape[0]
+    Vmax = state.automata.active.W.shape[2]
+    tree = tree_workspace(N)
+    automaton = AutomatonWork(state.automata.scores, state.automata.gcost, np.zeros((N, N)),
+                              tree.bhat, _viterbi_workspace(parts.cand_len))
+    return Ad3Work(tree, automaton, np.empty(N, dtype=np.int64), np.empty((N, N)),
+                   np.empty(Vmax), np.empty(Vmax), _grandparent_slots(parts),
+                   np.full((N, Vmax), np.nan), np.full((N, N), np.nan), np.full(N + 1, np.nan))
+
+
+@nb.njit(cache=True, inline="always")
+def _head_set(active, h):
+    """The active set of head ``h``'s automaton (views of the per-head rows of ``active``)."""
+    return ActiveSet(active.W[h], active.beta[h], active.G[h], active.lin[h], active.phi[h])
+
+
+@nb.njit(cache=True, inline="always")
+def _n_vars(parts, h):
+    """``(L0, L1, ng)``: the left and right candidates and the grandparent slots of ``h``'s
+    automaton (its variables in this order)."""
+    ng = parts.gp_len[h] if (parts.grandparents and h > 0) else 0
+    return parts.cand_len[h, 0], parts.cand_len[h, 1], ng
+
+
+@nb.njit(cache=True, inline="always")
+def _ad3_start(parts, settings, state, work):
+    """Iteration 0: every factor's MAP under ``theta`` alone is its first active structure;
+    ``q`` and ``p`` follow from them.  Returns ``NO_TREE`` when there is no tree or an
+    automaton has no feasible choice."""
+    N = parts.arc.shape[0]
+    arc = parts.arc
+    cand = parts.cand
+    cand_off = parts.cand_off
+    gp = parts.gp
+    gp_off = parts.gp_off
+    use_g = parts.grandparents
+    allowed = state.allowed
+    p = state.p
+    tree = state.tree
+    aut = state.automata
+    progress = state.progress
+    qT = tree.q
+    qA = aut.q
+    qG = aut.q_g
+    w = work.tree.w
+    yh = work.tree.heads
     for h in range(N):
         for m in range(N):
-            w[h, m] = arc[h, m] + lamT[h, m] if allowed[h, m] else NEG_INF
-    st = _eisner(w, single_root, yh[0]) if projective else _cle_ws(w, single_root, yh[0], inn,
-                                                                    tin, oh, om)
-    if st != OK:
-        return NEG_INF, NEG_INF, NEG_INF, NO_TREE
-    L = 0.0
+            w[h, m] = arc[h, m] if allowed[h, m] else NEG_INF
+    if tree_map(w, settings.single_root, settings.projective, yh, work.tree.cle) != OK:
+        return NO_TREE
+    progress.best[0] = _primal_score(parts, yh, work.gpos)
+    state.trace.best_heads[:] = yh
+    progress.trees[0] = 1
+    T = tree.active
+    T.W[0, :] = yh
+    tree.k[0] = 1
+    T.beta[0] = 1.0
+    T.G[0, 0] = N - 1.0
+    viterbi = work.automaton.viterbi
+    zero = work.automaton.zero
+    best_take = viterbi.best_take
+    scores = aut.scores
+    WA = aut.active.W
+    GA = aut.active.G
+    phiA = aut.active.phi
+    betaA = aut.active.beta
+    kA = aut.k
+    for h in range(N):
+        val, gi = _decode_head(h, parts, scores, 1.0, zero, zero, settings.single_root, viterbi)
+        if gi < 0:
+            return NO_TREE
+        L0, L1, ng = _n_vars(parts, h)
+        for i in range(L0):
+            WA[h, 0, i] = best_take[0, i]
+        for i in range(L1):
+            WA[h, 0, L0 + i] = best_take[1, i]
+        for g2 in range(ng):
+            WA[h, 0, L0 + L1 + g2] = 1 if g2 == gi else 0
+        c = 0.0
+        for j in range(L0 + L1 + ng):
+            c += WA[h, 0, j]
+        GA[h, 0, 0] = c
+        phiA[h, 0] = _auto_phi(h, gi if ng > 0 else 0, WA[h, 0], cand_off, parts.cand_len,
+                               gp_off, parts.tab, parts.tab_off)
+        betaA[h, 0] = 1.0
+        kA[h] = 1
+    # q and p from these structures
     for m in range(1, N):
-        L += w[yh[0, m], m]
+        qT[T.W[0, m], m] = 1.0
+    for h in range(N):
+        L0, L1, ng = _n_vars(parts, h)
+        for i in range(L0):
+            qA[h, cand[cand_off[h, 0] + i]] = WA[h, 0, i]
+        for i in range(L1):
+            qA[h, cand[cand_off[h, 1] + i]] = WA[h, 0, L0 + i]
+        if use_g and h > 0:
+            for gi in range(parts.gp_len[h]):
+                qG[gp[gp_off[h] + gi], h] = WA[h, 0, L0 + L1 + gi]
+    deg = 3.0 if use_g else 2.0
     for h in range(N):
         for m in range(N):
             if allowed[h, m]:
-                lin_mat[h, m] = lamA[h, m]
-                vmat[h, m] = -lamG[h, m]
+                p[h, m] = (qT[h, m] + qA[h, m] + (qG[h, m] if use_g else 0.0)) / deg
+    return OK
+
+
+@nb.njit(cache=True, inline="always")
+def _automata_subproblems(parts, single_root, allowed, p, aut, work, eta):
+    """Step 1 for the HEAD AUTOMATON factors ``aut``: each solves its quadratic subproblem
+    (Eq. 16) against ``p + lambda / eta``, unless its input is that of its last solve.
+    Returns the oracle calls."""
+    N = parts.arc.shape[0]
+    cand = parts.cand
+    cand_off = parts.cand_off
+    cand_len = parts.cand_len
+    gp = parts.gp
+    gp_off = parts.gp_off
+    lam = aut.lam
+    lam_g = aut.lam_g
+    qA = aut.q
+    qG = aut.q_g
+    kA = aut.k
+    active = aut.active
+    aloc = work.aloc
+    qloc = work.qloc
+    alast = work.alast
+    eta_last = work.eta_last
+    automaton = work.automaton
+    calls = 0
     for h in range(N):
-        val, gi = _decode_head(h, lin_mat, cand, cand_off, cand_len, gp, gp_off, gp_len, tab,
-                               tab_off, 1.0, zero, vmat, single_root, delta, back, take,
-                               best_take)
+        L0, L1, ng = _n_vars(parts, h)
+        for d in range(2):
+            off = 0 if d == 0 else L0
+            for i in range(cand_len[h, d]):
+                m = cand[cand_off[h, d] + i]
+                aloc[off + i] = (p[h, m] + lam[h, m] / eta) if allowed[h, m] else NEG_INF
+        for gi in range(ng):
+            g = gp[gp_off[h] + gi]
+            aloc[L0 + L1 + gi] = (p[g, h] + lam_g[g, h] / eta) if allowed[g, h] else NEG_INF
+        V = L0 + L1 + ng
+        same = eta_last[h] == eta
+        if same:
+            for j in range(V):
+                if aloc[j] != alast[h, j]:
+                    same = False
+                    break
+        if same:  # same input, same subproblem: its solution stands (no oracle call)
+            continue
+        eta_last[h] = eta
+        alast[h, :V] = aloc[:V]
+        kk, c = _auto_qp(h, parts, single_root, aloc, eta, _head_set(active, h), kA[h], qloc,
+                         automaton)
+        kA[h] = kk
+        calls += c
+        for d in range(2):
+            off = 0 if d == 0 else L0
+            for i in range(cand_len[h, d]):
+                qA[h, cand[cand_off[h, d] + i]] = qloc[off + i]
+        for gi in range(ng):
+            qG[gp[gp_off[h] + gi], h] = qloc[L0 + L1 + gi]
+    return calls
+
+
+@nb.njit(cache=True, inline="always")
+def _tree_subproblem(parts, settings, allowed, p, tree, work, eta):
+    """Step 1 for the TREE factor (it carries the arc scores): its quadratic subproblem
+    against ``p + (theta + lambda) / eta``, unless its input is that of its last solve.
+    Returns the oracle calls."""
+    N = parts.arc.shape[0]
+    arc = parts.arc
+    lam = tree.lam
+    a = work.a
+    alast = work.alast_tree
+    for h in range(N):
+        for m in range(N):
+            a[h, m] = p[h, m] + (arc[h, m] + lam[h, m]) / eta if allowed[h, m] else 0.0
+    same = work.eta_last[N] == eta
+    if same:
+        for h in range(N):
+            for m in range(N):
+                if a[h, m] != alast[h, m]:
+                    same = False
+                    break
+            if not same:
+                break
+    if same:
+        return 0
+    work.eta_last[N] = eta
+    alast[:, :] = a
+    kk, calls = _tree_qp(a, allowed, settings.single_root, settings.projective, tree.active,
+                         tree.k[0], tree.q, work.tree)
+    tree.k[0] = kk
+    return calls
+
+
+@nb.njit(cache=True, inline="always")
+def _average_and_update(use_g, allowed, p, tree, aut, eta):
+    """Steps 2 and 3: ``p`` = the average of each arc's copies, ``lambda_a -= eta (q_a - p)``;
+    returns the primal and dual residuals ``(rp, rd)``."""
+    N = p.shape[0]
+    deg = 3.0 if use_g else 2.0
+    qT = tree.q
+    qA = aut.q
+    qG = aut.q_g
+    lamT = tree.lam
+    lamA = aut.lam
+    lamG = aut.lam_g
+    rp = 0.0
+    rd = 0.0
+    for h in range(N):
+        for m in range(N):
+            if not allowed[h, m]:
+                continue
+            qg = qG[h, m] if use_g else 0.0
+            pn = (qT[h, m] + qA[h, m] + qg) / deg
+            rd += deg * (pn - p[h, m]) ** 2
+            dT = qT[h, m] - pn
+            dA = qA[h, m] - pn
+            rp += dT * dT + dA * dA
+            lamT[h, m] -= eta * dT
+            lamA[h, m] -= eta * dA
+            if use_g:
+                dG = qg - pn
+                rp += dG * dG
+                lamG[h, m] -= eta * dG
+            p[h, m] = pn
+    return rp, rd
+
+
+@nb.njit(cache=True, inline="always")
+def _adapt_eta(progress, eta, rp, rd):
+    """Step 4: ``eta`` balances the primal and dual residuals (Sec. 7.1; Boyd et al. 2011,
+    Sec. 3.4.1)."""
+    progress.rp[0] = rp
+    progress.rd[0] = rd
+    if rp > 100.0 * rd:
+        progress.eta[0] = min(eta * 2.0, 1e6)
+    elif rd > 100.0 * rp:
+        progress.eta[0] = max(eta * 0.5, 1e-6)
+
+
+@nb.njit(cache=True, inline="always")
+def _ad3_dual(parts, settings, state, work):
+    """``L(lambda)`` (one MAP call per factor), and the two trees it suggests: the TREE
+    factor's MAP (into ``work.tree.heads``) and the tree nearest to ``p`` (into
+    ``work.heads2``).  Returns ``(status, L, f1, f2)`` with the trees' full-model scores."""
+    N = parts.arc.shape[0]
+    arc = parts.arc
+    allowed = state.allowed
+    p = state.p
+    lamT = state.tree.lam
+    aut = state.automata
+    lamA = aut.lam
+    lamG = aut.lam_g
+    scores = aut.scores
+    gcost = aut.gcost
+    zero = work.automaton.zero
+    viterbi = work.automaton.viterbi
+    cle = work.tree.cle
+    single_root = settings.single_root
+    projective = settings.projective
+    w = work.tree.w
+    yh = work.tree.heads
+    for h in range(N):
+        for m in range(N):
+            w[h, m] = arc[h, m] + lamT[h, m] if allowed[h, m] else NEG_INF
+    if tree_map(w, single_root, projective, yh, cle) != OK:
+        return NO_TREE, NEG_INF, NEG_INF, NEG_INF
+    L = 0.0
+    for m in range(1, N):
+        L += w[yh[m], m]
+    for h in range(N):
+        for m in range(N):
+            if allowed[h, m]:
+                scores[h, m] = lamA[h, m]
+                gcost[h, m] = -lamG[h, m]
+    for h in range(N):
+        val, gi = _decode_head(h, parts, scores, 1.0, zero, gcost, single_root, viterbi)
         L += val
     for h in range(N):
         for m in range(N):
             w[h, m] = p[h, m] if allowed[h, m] else NEG_INF
-    if projective:
-        _eisner(w, single_root, yh[1])
-    else:
-        _cle_ws(w, single_root, yh[1], inn, tin, oh, om)
-    f1 = _primal_score(yh[0], arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off,
-                       gpos, use_g)
-    f2 = _primal_score(yh[1], arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off,
-                       gpos, use_g)
-    return L, f1, f2, OK
+    tree_map(w, single_root, projective, work.heads2, cle)
+    f1 = _primal_score(parts, yh, work.gpos)
+    f2 = _primal_score(parts, work.heads2, work.gpos)
+    return OK, L, f1, f2
+
+
+@nb.njit(cache=True, inline="always")
+def _ad3_certificate(parts, settings, state, work, k):
+    """The certificate check of iteration ``k``: the dual bound, the best tree among those
+    it suggests, and the gap test.  Returns a status (``NO_TREE``: no tree)."""
+    N = parts.arc.shape[0]
+    progress = state.progress
+    trace = state.trace
+    aut = state.automata
+    lamT = state.tree.lam
+    lamA = aut.lam
+    lamG = aut.lam_g
+    status, L, f1, f2 = _ad3_dual(parts, settings, state, work)
+    if status != OK:
+        return status
+    trace.dual[k] = L
+    if L < progress.lowest[0]:
+        progress.lowest[0] = L
+        aut.lam_best[:, :] = lamA
+        aut.lam_g_best[:, :] = lamG
+    for t in range(2):
+        f = f1 if t == 0 else f2
+        if f > progress.best[0] or progress.trees[0] == 0:
+            progress.best[0] = f
+            trace.best_heads[:] = work.tree.heads if t == 0 else work.heads2
+            progress.trees[0] += 1
+    trace.primal[k] = max(f1, f2)
+    # the tolerance of the gap certificate (depparse.decode.dual) also covers the rounding of
+    # the multipliers, which sum to zero over each arc's copies
+    lmax = 0.0
+    allowed = state.allowed
+    for h in range(N):
+        for m in range(N):
+            if allowed[h, m]:
+                lmax = max(lmax, abs(lamT[h, m]), abs(lamA[h, m]), abs(lamG[h, m]))
+    if _gap_closed(progress.lowest[0], progress.best[0], max(state.scale, lmax),
+                   settings.tol):
+        progress.certified[0] = 1
+    return OK
 
 
 @nb.njit(cache=True)
-def _ad3_run(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, use_g,
-             single_root, projective, tol, eta0, max_iter, k_end, dual_every,
-             allowed, p, lamT, lamA, lamG, qT, qA, qG, WT, kT, betaT, GT, linT, phiT,
-             WA, kA, betaA, GA, linA, phiA, lin_mat, vmat, best_heads, lamA_best, lamG_best,
-             dual, primal, fs, si):
-    """AD3 iterations (module docstring) from ``si[_I_K]`` to a certificate, ``max_iter`` or
-    ``k_end``.  Resumable.  Returns ``OK`` or ``NO_TREE``."""
-    N = arc.shape[0]
-    Vmax = WA.shape[2]
-    deg = 3.0 if use_g else 2.0
-    zero = np.zeros((N, N))
-    w = np.empty((N, N))
-    a = np.empty((N, N))
-    yh = np.empty((2, N), dtype=np.int64)
-    inn, tin, oh, om = _cle_workspace(N)
-    bhat = np.empty(KMAX)
-    aloc = np.empty(Vmax)
-    qloc = np.empty(Vmax)
-    delta, back, take, best_take = _viterbi_workspace(cand_len)
-    gpos = np.full((N, N), -1, dtype=np.int64)
-    for h in range(N):
-        for gi in range(gp_len[h]):
-            g = gp[gp_off[h] + gi]
-            if g >= 0:
-                gpos[h, g] = gi
-    scale = fs[_F_SCALE]
-    # the input of each factor's last subproblem (a factor whose input is unchanged keeps its
-    # solution: no oracle call); reset on resume, which only costs a recomputation
-    alast = np.full((N, Vmax), np.nan)
-    alastT = np.full((N, N), np.nan)
-    eta_last = np.full(N + 1, np.nan)
-    k = si[_I_K]
+def _ad3_run(parts, settings, state, k_end):
+    """AD3 iterations (module docstring) from ``progress.k`` to a certificate, ``max_iter``
+    or ``k_end``.  Resumable.  Returns ``OK`` or ``NO_TREE``."""
+    progress = state.progress
+    allowed = state.allowed
+    p = state.p
+    tree = state.tree
+    aut = state.automata
+    work = _ad3_workspace(parts, state)
+    k = progress.k[0]
     if k == 0:
-        fs[_F_ETA] = eta0
-        # iteration 0: every factor's MAP under theta alone is its first active structure
-        for h in range(N):
-            for m in range(N):
-                w[h, m] = arc[h, m] if allowed[h, m] else NEG_INF
-        st = _eisner(w, single_root, yh[0]) if projective else _cle_ws(
-            w, single_root, yh[0], inn, tin, oh, om)
-        if st != OK:
-            si[_I_DONE] = 1
+        progress.eta[0] = settings.eta0
+        if _ad3_start(parts, settings, state, work) != OK:
+            progress.done[0] = 1
             return NO_TREE
-        fs[_F_BEST] = _primal_score(yh[0], arc, cand, cand_off, cand_len, gp, gp_off, gp_len,
-                                    tab, tab_off, gpos, use_g)
-        best_heads[:] = yh[0]
-        si[_I_NTREE] = 1
-        WT[0, :] = yh[0]
-        kT[0] = 1
-        betaT[0] = 1.0
-        GT[0, 0] = N - 1.0
-        for h in range(N):
-            val, gi = _decode_head(h, lin_mat, cand, cand_off, cand_len, gp, gp_off, gp_len,
-                                   tab, tab_off, 1.0, zero, zero, single_root, delta, back,
-                                   take, best_take)
-            if gi < 0:
-                si[_I_DONE] = 1
-                return NO_TREE
-            L0 = cand_len[h, 0]
-            L1 = cand_len[h, 1]
-            ng = gp_len[h] if (use_g and h > 0) else 0
-            for i in range(L0):
-                WA[h, 0, i] = best_take[0, i]
-            for i in range(L1):
-                WA[h, 0, L0 + i] = best_take[1, i]
-            for g2 in range(ng):
-                WA[h, 0, L0 + L1 + g2] = 1 if g2 == gi else 0
-            c = 0.0
-            for j in range(L0 + L1 + ng):
-                c += WA[h, 0, j]
-            GA[h, 0, 0] = c
-            phiA[h, 0] = _auto_phi(h, gi if ng > 0 else 0, WA[h, 0], cand_off, cand_len,
-                                   gp_off, tab, tab_off)
-            betaA[h, 0] = 1.0
-            kA[h] = 1
-        # q and p from these structures
-        for m in range(1, N):
-            qT[WT[0, m], m] = 1.0
-        for h in range(N):
-            L0 = cand_len[h, 0]
-            L1 = cand_len[h, 1]
-            for i in range(L0):
-                qA[h, cand[cand_off[h, 0] + i]] = WA[h, 0, i]
-            for i in range(L1):
-                qA[h, cand[cand_off[h, 1] + i]] = WA[h, 0, L0 + i]
-            if use_g and h > 0:
-                for gi in range(gp_len[h]):
-                    qG[gp[gp_off[h] + gi], h] = WA[h, 0, L0 + L1 + gi]
-        for h in range(N):
-            for m in range(N):
-                if allowed[h, m]:
-                    p[h, m] = (qT[h, m] + qA[h, m] + (qG[h, m] if use_g else 0.0)) / deg
-    while k < max_iter and k < k_end:
-        si[_I_K] = k + 1
-        eta = fs[_F_ETA]
+    while k < settings.max_iter and k < k_end:
+        progress.k[0] = k + 1
+        eta = progress.eta[0]
         # 1. the subproblems, all against the same p
-        for h in range(N):
-            L0 = cand_len[h, 0]
-            L1 = cand_len[h, 1]
-            ng = gp_len[h] if (use_g and h > 0) else 0
-            for d in range(2):
-                off = 0 if d == 0 else L0
-                for i in range(cand_len[h, d]):
-                    m = cand[cand_off[h, d] + i]
-                    aloc[off + i] = (p[h, m] + lamA[h, m] / eta) if allowed[h, m] else NEG_INF
-            for gi in range(ng):
-                g = gp[gp_off[h] + gi]
-                aloc[L0 + L1 + gi] = (p[g, h] + lamG[g, h] / eta) if allowed[g, h] else NEG_INF
-            V = L0 + L1 + ng
-            same = eta_last[h] == eta
-            if same:
-                for j in range(V):
-                    if aloc[j] != alast[h, j]:
-                        same = False
-                        break
-            if same:  # same input, same subproblem: its solution stands (no oracle call)
-                continue
-            eta_last[h] = eta
-            alast[h, :V] = aloc[:V]
-            kk, calls = _auto_qp(h, aloc, eta, arc, lin_mat, vmat, zero, cand, cand_off,
-                                 cand_len, gp, gp_off, gp_len, tab, tab_off, single_root,
-                                 use_g, WA[h], kA[h], betaA[h], GA[h], linA[h], phiA[h], bhat,
-                                 qloc, delta, back, take, best_take)
-            kA[h] = kk
-            si[_I_ORACLE] += calls
-            for d in range(2):
-                off = 0 if d == 0 else L0
-                for i in range(cand_len[h, d]):
-                    qA[h, cand[cand_off[h, d] + i]] = qloc[off + i]
-            for gi in range(ng):
-                qG[gp[gp_off[h] + gi], h] = qloc[L0 + L1 + gi]
-        for h in range(N):
-            for m in range(N):
-                a[h, m] = p[h, m] + (arc[h, m] + lamT[h, m]) / eta if allowed[h, m] else 0.0
-        same = eta_last[N] == eta
-        if same:
-            for h in range(N):
-                for m in range(N):
-                    if a[h, m] != alastT[h, m]:
-                        same = False
-                        break
-                if not same:
-                    break
-        if not same:
-            eta_last[N] = eta
-            alastT[:, :] = a
-            kk, calls = _tree_qp(a, allowed, single_root, projective, WT, kT[0], betaT, GT,
-                                 linT, phiT, bhat, qT, yh[0], w, inn, tin, oh, om)
-            kT[0] = kk
-            si[_I_ORACLE] += calls
-        # 2. p = average of the copies; 3. multipliers; residuals
-        rp = 0.0
-        rd = 0.0
-        for h in range(N):
-            for m in range(N):
-                if not allowed[h, m]:
-                    continue
-                qg = qG[h, m] if use_g else 0.0
-                pn = (qT[h, m] + qA[h, m] + qg) / deg
-                rd += deg * (pn - p[h, m]) ** 2
-                dT = qT[h, m] - pn
-                dA = qA[h, m] - pn
-                rp += dT * dT + dA * dA
-                lamT[h, m] -= eta * dT
-                lamA[h, m] -= eta * dA
-                if use_g:
-                    dG = qg - pn
-                    rp += dG * dG
-                    lamG[h, m] -= eta * dG
-                p[h, m] = pn
-        fs[_F_RP] = rp
-        fs[_F_RD] = rd
+        calls = _automata_subproblems(parts, settings.single_root, allowed, p, aut, work, eta)
+        progress.oracle_calls[0] += calls
+        progress.oracle_calls[0] += _tree_subproblem(parts, settings, allowed, p, tree, work,
+                                                     eta)
+        # 2. p = average of the copies; 3. multipliers
+        rp, rd = _average_and_update(parts.grandparents, allowed, p, tree, aut, eta)
         # 4. eta: balance the residuals
-        if rp > 100.0 * rd:
-            fs[_F_ETA] = min(eta * 2.0, 1e6)
-        elif rd > 100.0 * rp:
-            fs[_F_ETA] = max(eta * 0.5, 1e-6)
+        _adapt_eta(progress, eta, rp, rd)
         # certificate check
-        if k == 0 or (k + 1) % dual_every == 0 or k + 1 == max_iter:
-            L, f1, f2, st = _ad3_dual(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab,
-                                      tab_off, use_g, single_root, projective, allowed, p,
-                                      lamT, lamA, lamG, lin_mat, vmat, zero, w, yh, inn, tin,
-                                      oh, om, delta, back, take, best_take, gpos)
-            if st != OK:
-                si[_I_DONE] = 1
+        if k == 0 or (k + 1) % settings.dual_every == 0 or k + 1 == settings.max_iter:
+            if _ad3_certificate(parts, settings, state, work, k) != OK:
+                progress.done[0] = 1
                 return NO_TREE
-            dual[k] = L
-            if L < fs[_F_LMIN]:
-                fs[_F_LMIN] = L
-                lamA_best[:, :] = lamA
-                lamG_best[:, :] = lamG
-            for t in range(2):
-                f = f1 if t == 0 else f2
-                if f > fs[_F_BEST] or si[_I_NTREE] == 0:
-                    fs[_F_BEST] = f
-                    best_heads[:] = yh[t]
-                    si[_I_NTREE] += 1
-            primal[k] = max(f1, f2)
-            # the tolerance of the gap certificate (depparse.decode.dual) also covers the
-            # rounding of the multipliers, which sum to zero over each arc's copies
-            lmax = 0.0
-            for h in range(N):
-                for m in range(N):
-                    if allowed[h, m]:
-                        lmax = max(lmax, abs(lamT[h, m]), abs(lamA[h, m]), abs(lamG[h, m]))
-            Lm = fs[_F_LMIN]
-            if Lm < np.inf and Lm - fs[_F_BEST] <= tol * max(scale, abs(Lm), lmax):
-                si[_I_CERT] = 1
-                si[_I_DONE] = 1
+            if progress.certified[0]:
+                progress.done[0] = 1
                 return OK
         k += 1
-    if k >= max_iter:
-        si[_I_DONE] = 1
+    if k >= settings.max_iter:
+        progress.done[0] = 1
     return OK
 
 
@@ -399,37 +578,28 @@ def ad3_decompose(parts: PartTable, *, alpha=0.001, max_iter=1000, single_root=F
     if parts.bigrams:
         raise ValueError("AD3 has no head-bigram factor: decode models with head bigrams "
                          "with solver='subgradient'")
-    arrays = parts.arrays()
-    use_g = bool(parts.grandparents)
-    state = _ad3_init(*arrays[:8], use_g, int(max_iter))
-    fs, si = state[-2], state[-1]
-    if deadline is None and time_limit is not None:
-        deadline = time.perf_counter() + float(time_limit)
-    k_end = int(max_iter) if deadline is None else 0
-    while True:
-        if deadline is not None:
-            k_end = min(int(max_iter), k_end + chunk)
-        st = _ad3_run(*arrays, use_g, bool(single_root), bool(projective), float(tol),
-                      float(eta), int(max_iter), k_end, int(dual_every), *state)
-        if st == NO_TREE:
-            raise NoSpanningTreeError("no spanning tree rooted at 0 exists under the kept arcs")
-        if si[_I_DONE] or (deadline is not None and time.perf_counter() >= deadline):
-            break
-    iters = int(si[_I_K])
-    (allowed, p, lamT, lamA, lamG, qT, qA, qG) = state[:8]
-    best_heads, lamA_best, lamG_best, dual, primal = state[22:27]
-    arc = parts.arc
+    table = parts.part_arrays()
+    settings = Ad3Settings(bool(single_root), bool(projective), float(tol), float(eta),
+                           int(max_iter), int(dual_every))
+    state = _ad3_init(table, int(max_iter))
+    run_anytime(_ad3_run, table, settings, state, max_iter=max_iter, time_limit=time_limit,
+                deadline=deadline, chunk=chunk)
+    progress, trace, aut = state.progress, state.trace, state.automata
+    iters = int(progress.k[0])
+    allowed = state.allowed
     beta = 1.0 - float(alpha)
-    u = np.where(allowed, beta * np.where(allowed, arc, 0.0) - lamA_best, 0.0)
-    v = np.where(allowed, -lamG_best, 0.0)
-    score = float(fs[_F_BEST])
-    dual, primal = _ffill(dual[:iters]), _ffill(primal[:iters])
-    res = DualResult(np.asarray(best_heads, dtype=np.int64).copy(), bool(si[_I_CERT]), iters,
-                     dual, primal, np.ones(iters), score, [],
-                     not bool(si[_I_DONE]), bound=float(fs[_F_LMIN]), pruned=False, u=u, v=v,
-                     counts=np.stack([qT, qA, qG if use_g else qA]),
-                     oracle_calls=int(si[_I_ORACLE]))
-    return res
+    u = np.where(allowed, beta * np.where(allowed, parts.arc, 0.0) - aut.lam_best, 0.0)
+    v = np.where(allowed, -aut.lam_g_best, 0.0)
+    dual, primal = _ffill(trace.dual[:iters]), _ffill(trace.primal[:iters])
+    counts = np.empty((3,) + aut.q.shape)  # the copies q (AD3 has no chain factor)
+    counts[COUNT_Y], counts[COUNT_Z] = state.tree.q, aut.q
+    counts[COUNT_ZG] = aut.q_g if table.grandparents else aut.q
+    return DualResult(np.asarray(trace.best_heads, dtype=np.int64).copy(),
+                      bool(progress.certified[0]), iters, dual, primal, np.ones(iters),
+                      float(progress.best[0]), [], not bool(progress.done[0]),
+                      bound=float(progress.lowest[0]), pruned=False, u=u, v=v,
+                      counts=counts,
+                      oracle_calls=int(progress.oracle_calls[0]), counted=1)
 
 
 def _ffill(a):

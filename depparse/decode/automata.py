@@ -18,6 +18,8 @@ Tables are in the layout of :mod:`depparse.decode.parts`.
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numba as nb
 import numpy as np
 
@@ -26,6 +28,11 @@ from .parts import compile_dense, table_width
 __all__ = ["sibling_head_automaton", "grandparent_head_automaton"]
 
 NEG_INF = -np.inf
+
+#: Work arrays of one head automaton's Viterbi: ``delta`` and ``back`` (a slot per candidate
+#: and the start state), the choices ``take`` of both sides for the slot being decoded and
+#: ``best_take`` of the best slot.
+ViterbiWork = namedtuple("ViterbiWork", ["delta", "back", "take", "best_take"])
 
 
 @nb.njit(cache=True)
@@ -69,99 +76,136 @@ def _viterbi_side(tab, o, L, cand, c0, h, arc, beta, u, exactly_one, delta, back
     return b
 
 
-@nb.njit(cache=True)
-def _decode_head(h, arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, beta, u,
-                 v, single_root, delta, back, take, best_take):
+@nb.njit(cache=True, inline="always")
+def _decode_head(h, parts, scores, beta, u, v, single_root, work):
     """Decode the automaton of head ``h`` (both sides, every grandparent slot).
 
-    Writes the chosen modifiers of each side into ``best_take`` (``best_take[d, i]`` for candidate
-    ``i`` of side ``d``) and returns ``(value, gi)`` where ``gi`` is the chosen grandparent slot.
+    ``parts`` is a :class:`~depparse.decode.parts.PartArrays`; the modifier ``m`` of ``h``
+    scores ``beta * scores[h, m] - u[h, m]`` (``scores`` is the arc matrix, or another with the
+    same pattern of ``-inf``), the grandparent ``g`` costs ``v[g, h]``.  ``work`` is a
+    :data:`ViterbiWork`.  Writes the chosen modifiers of each side into ``work.best_take``
+    (``best_take[d, i]`` for candidate ``i`` of side ``d``) and returns ``(value, gi)`` where
+    ``gi`` is the chosen grandparent slot.
     """
+    cand_len = parts.cand_len
+    take = work.take
     best_val = NEG_INF
     best_gi = -1
-    for gi in range(gp_len[h]):
-        g = gp[gp_off[h] + gi]
+    for gi in range(parts.gp_len[h]):
+        slot = parts.gp_off[h] + gi
+        g = parts.gp[slot]
         val = 0.0
         if g >= 0:
-            if arc[g, h] == NEG_INF:
+            if scores[g, h] == NEG_INF:
                 continue  # a forbidden arc g -> h (branch and bound): no such grandparent
             val = -v[g, h]
         for d in range(2):
-            L = cand_len[h, d]
-            val += _viterbi_side(tab, tab_off[gp_off[h] + gi, d], L, cand, cand_off[h, d], h, arc,
-                                 beta, u, single_root and h == 0 and d == 1, delta, back,
+            val += _viterbi_side(parts.tab, parts.tab_off[slot, d], cand_len[h, d], parts.cand,
+                                 parts.cand_off[h, d], h, scores, beta, u,
+                                 single_root and h == 0 and d == 1, work.delta, work.back,
                                  take[d])
         if val > best_val:
             best_val = val
             best_gi = gi
             for d in range(2):
                 for i in range(cand_len[h, d]):
-                    best_take[d, i] = take[d, i]
+                    work.best_take[d, i] = take[d, i]
     return best_val, best_gi
 
 
-@nb.njit(cache=True)
-def _decode_head_lazy(h, arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, beta,
-                      u, v, single_root, delta, back, best_take, sval, stake, soff, dirty):
-    """:func:`_decode_head` with the Viterbi result of every (grandparent slot, side) kept.
+@nb.njit(cache=True, no_cpython_wrapper=True)
+def _decode_lazy(parts, beta, single_root, z):
+    """Decode again every head automaton whose multipliers changed (lazy decoding, Koo et al.
+    Sec. 7.4); returns how many were decoded.
 
-    Lazy decoding (Koo et al. Sec. 7.4) one level finer: ``dirty[d]`` says that some
-    ``u(h, .)`` of side ``d`` changed, so only that side's Viterbi is rerun (for every slot);
-    a change of ``v(., h)`` alone (``dirty[2]``) only shifts the slots' totals.  ``sval[slot,
-    d]`` and ``stake[soff[slot, d]:][:L]`` hold the value and the chosen candidates of each slot
-    and side.  Same result, same tie-breaking as :func:`_decode_head`.
+    ``z`` is the state of the automata slave of dual decomposition
+    (:data:`~depparse.decode.dual.AutomataSlave`): the multipliers ``z.u``, ``z.v``; what
+    changed since automaton ``h`` was last decoded, ``z.dirty[h]``; the memory of every
+    Viterbi result, ``z.side_value``, ``z.side_take`` at ``z.side_off``; the choices
+    ``z.take``, ``z.slot`` and values ``z.value`` of the automata; work arrays.  Lazy decoding
+    is one level finer than Sec. 7.4: ``dirty[h, d]`` says that some ``u(h, .)`` of side ``d``
+    changed, so only that side's Viterbi is rerun (for every grandparent slot); a change of
+    ``v(., h)`` alone (``dirty[h, 2]``) only shifts the slots' totals.  ``side_value[slot, d]``
+    and ``side_take[side_off[slot, d]:][:L]`` hold the value and the chosen candidates of each
+    slot and side.  Same result, same tie-breaking as :func:`_decode_head` under
+    ``beta * arc - u`` and ``v``.
     """
-    for gi in range(gp_len[h]):
-        slot = gp_off[h] + gi
-        g = gp[slot]
-        if g >= 0 and arc[g, h] == NEG_INF:
-            continue  # a forbidden arc g -> h: the slot is never used
-        for d in range(2):
-            if dirty[d]:
-                L = cand_len[h, d]
+    arc = parts.arc
+    cand = parts.cand
+    cand_off = parts.cand_off
+    cand_len = parts.cand_len
+    gp = parts.gp
+    gp_off = parts.gp_off
+    gp_len = parts.gp_len
+    tab = parts.tab
+    tab_off = parts.tab_off
+    u = z.u
+    v = z.v
+    delta = z.delta
+    back = z.back
+    sval = z.side_value
+    stake = z.side_take
+    soff = z.side_off
+    dirty = z.dirty
+    take = z.take
+    N = arc.shape[0]
+    decoded = 0
+    for h in range(N):
+        if not (dirty[h, 0] or dirty[h, 1] or dirty[h, 2]):
+            continue
+        for gi in range(gp_len[h]):
+            slot = gp_off[h] + gi
+            g = gp[slot]
+            if g >= 0 and arc[g, h] == NEG_INF:
+                continue  # a forbidden arc g -> h: the slot is never used
+            for d in range(2):
+                if dirty[h, d]:
+                    L = cand_len[h, d]
+                    o = soff[slot, d]
+                    sval[slot, d] = _viterbi_side(tab, tab_off[slot, d], L, cand, cand_off[h, d],
+                                                  h, arc, beta, u,
+                                                  single_root and h == 0 and d == 1, delta, back,
+                                                  stake[o:o + L])
+        best_val = NEG_INF
+        best_gi = -1
+        for gi in range(gp_len[h]):
+            slot = gp_off[h] + gi
+            g = gp[slot]
+            val = 0.0
+            if g >= 0:
+                if arc[g, h] == NEG_INF:
+                    continue
+                val = -v[g, h]
+            val += sval[slot, 0]  # (summed in the order of _decode_head: the same rounding)
+            val += sval[slot, 1]
+            if val > best_val:
+                best_val = val
+                best_gi = gi
+        if best_gi >= 0:
+            slot = gp_off[h] + best_gi
+            for d in range(2):
                 o = soff[slot, d]
-                sval[slot, d] = _viterbi_side(tab, tab_off[slot, d], L, cand, cand_off[h, d], h,
-                                              arc, beta, u, single_root and h == 0 and d == 1,
-                                              delta, back, stake[o:o + L])
-    best_val = NEG_INF
-    best_gi = -1
-    for gi in range(gp_len[h]):
-        slot = gp_off[h] + gi
-        g = gp[slot]
-        val = 0.0
-        if g >= 0:
-            if arc[g, h] == NEG_INF:
-                continue
-            val = -v[g, h]
-        val += sval[slot, 0]  # (summed in the order of _decode_head: the same rounding)
-        val += sval[slot, 1]
-        if val > best_val:
-            best_val = val
-            best_gi = gi
-    if best_gi >= 0:
-        slot = gp_off[h] + best_gi
-        for d in range(2):
-            o = soff[slot, d]
-            for i in range(cand_len[h, d]):
-                best_take[d, i] = stake[o + i]
-    return best_val, best_gi
+                for i in range(cand_len[h, d]):
+                    take[h, d, i] = stake[o + i]
+        z.value[h] = best_val
+        z.slot[h] = best_gi
+        dirty[h, 0] = False
+        dirty[h, 1] = False
+        dirty[h, 2] = False
+        decoded += 1
+    return decoded
 
 
 def _decode_one(pt, h, u, v, single_root):
     N = pt.arc.shape[0]
-    W = int(pt.cand_len.max(initial=0)) + 1
-    delta = np.empty(W)
-    back = np.empty(W, dtype=np.int64)
-    take = np.zeros((2, W), dtype=np.int64)
-    best_take = np.zeros((2, W), dtype=np.int64)
+    work = _viterbi_workspace(pt.cand_len)
     u = np.zeros((N, N)) if u is None else np.ascontiguousarray(u, dtype=np.float64)
     v = np.zeros((N, N)) if v is None else np.ascontiguousarray(v, dtype=np.float64)
-    val, gi = _decode_head(h, *pt.arrays(), 1.0, u, v, bool(single_root), delta, back, take,
-                           best_take)
+    val, gi = _decode_head(h, pt.part_arrays(), pt.arc, 1.0, u, v, bool(single_root), work)
     mods = np.zeros(N, dtype=bool)
     for d in range(2):
         o, L = pt.cand_off[h, d], pt.cand_len[h, d]
-        mods[pt.cand[o:o + L][best_take[d, :L] == 1]] = True
+        mods[pt.cand[o:o + L][work.best_take[d, :L] == 1]] = True
     g = int(pt.gp[pt.gp_off[h] + gi]) if gi >= 0 else -1
     return mods, g, float(val)
 
@@ -218,17 +262,23 @@ def grandparent_head_automaton(h, arc, sibling, grand, grandsib, u=None, v=None,
 @nb.njit(cache=True)
 def _viterbi_workspace(cand_len):
     """Work arrays of the head-automaton Viterbi (:func:`_decode_head`) for a part table whose
-    candidate lists have the lengths ``cand_len``: ``delta`` and ``back`` (a slot per
-    candidate and the start state) and the choices ``take`` / ``best_take`` of both sides."""
+    candidate lists have the lengths ``cand_len`` (:data:`ViterbiWork`)."""
     Wm = table_width(cand_len)
-    return (np.empty(Wm), np.empty(Wm, dtype=np.int64), np.zeros((2, Wm), dtype=np.int64),
-            np.zeros((2, Wm), dtype=np.int64))
+    return ViterbiWork(np.empty(Wm), np.empty(Wm, dtype=np.int64),
+                       np.zeros((2, Wm), dtype=np.int64), np.zeros((2, Wm), dtype=np.int64))
+
 
 @nb.njit(cache=True)
-def decode_z(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, single_root):
+def decode_z(parts, single_root):
     """``argmax_{z in Z} f(z)``: every head automaton decoded on its own (Koo et al. Eq. 3).
 
     This is the decoding step of training over Z (Sec. 6): no spanning-tree constraint.
+
+    Parameters
+    ----------
+    parts : PartArrays
+        The part table (:meth:`~depparse.decode.parts.PartTable.part_arrays`).
+    single_root : bool
 
     Returns
     -------
@@ -237,20 +287,19 @@ def decode_z(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, si
     gpar : (N,) int64
         The grandparent chosen by each automaton (``-1`` for none).
     """
-    N = arc.shape[0]
-    delta, back, take, best_take = _viterbi_workspace(cand_len)
+    N = parts.arc.shape[0]
+    work = _viterbi_workspace(parts.cand_len)
     zero = np.zeros((N, N))
     mods = np.zeros((N, N), dtype=np.bool_)
     gpar = np.full(N, -1, dtype=np.int64)
     for h in range(N):
-        _, gi = _decode_head(h, arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off,
-                             1.0, zero, zero, single_root, delta, back, take, best_take)
+        _, gi = _decode_head(h, parts, parts.arc, 1.0, zero, zero, single_root, work)
         if gi < 0:
             continue
-        gpar[h] = gp[gp_off[h] + gi]
+        gpar[h] = parts.gp[parts.gp_off[h] + gi]
         for d in range(2):
-            c0 = cand_off[h, d]
-            for i in range(cand_len[h, d]):
-                if best_take[d, i] == 1:
-                    mods[h, cand[c0 + i]] = True
+            c0 = parts.cand_off[h, d]
+            for i in range(parts.cand_len[h, d]):
+                if work.best_take[d, i] == 1:
+                    mods[h, parts.cand[c0 + i]] = True
     return mods, gpar

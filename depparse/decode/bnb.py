@@ -51,15 +51,17 @@ import dataclasses
 import heapq
 import time
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
 from .ad3 import ad3_decompose
-from .dual import GAP_TOL, dual_decompose
+from .dual import COUNT_C, COUNT_Y, COUNT_Z, COUNT_ZG, GAP_TOL, DualResult, dual_decompose
 from .mst import NoSpanningTreeError
 from .parts import PartTable
 
-__all__ = ["BUDGET", "ExactResult", "PROOFS", "branch_and_bound", "decode_exact"]
+__all__ = ["BUDGET", "BranchResult", "ExactResult", "PROOFS", "branch_and_bound",
+           "decode_exact"]
 
 NEG_INF = -np.inf
 #: Default iterations of the first dual decomposition run before branch and bound (tuned on
@@ -125,6 +127,63 @@ class ExactResult:
     best_changes: list = field(default_factory=list)
 
 
+@dataclass
+class BranchResult:
+    """Outcome of :func:`branch_and_bound`.
+
+    Attributes
+    ----------
+    heads : (n+1,) int64
+        The best tree found (the incumbent).
+    score : float
+        Its full-model score.
+    optimal : bool
+        True when every node was closed: ``heads`` is proved optimal.
+    nodes : int
+        Children evaluated.
+    iterations : int
+        Dual decomposition iterations over those children.
+    bound : float
+        The best upper bound proved on the optimum (the largest open bound when stopped
+        early; ``score`` when ``optimal``).
+    timed_out : bool
+        True when the deadline stopped the search with nodes still open.
+    """
+
+    heads: np.ndarray
+    score: float
+    optimal: bool
+    nodes: int
+    iterations: int
+    bound: float
+    timed_out: bool
+
+
+class WarmStart(NamedTuple):
+    """What a node hands to its children: the multipliers of its lowest dual value (a warm
+    start) and how often its slaves took each arc (where to branch)."""
+
+    u: np.ndarray
+    v: np.ndarray
+    r: np.ndarray | None  # the head-bigram chain's (None without one)
+    counts: np.ndarray  # (rows COUNT_Y, COUNT_Z, COUNT_ZG, COUNT_C of depparse.decode.dual)
+    counted: int  # the number the counts are sums over
+
+    @classmethod
+    def of(cls, r: DualResult) -> WarmStart:
+        return cls(r.u, r.v, r.r, r.counts, r.frequency_base)
+
+
+class _Open(NamedTuple):
+    """An open node of the search, ordered best bound first (``key = -bound``; ``tick``
+    breaks ties by age)."""
+
+    key: float
+    tick: int
+    arc: np.ndarray  # the node's arc scores (``-inf``: forbidden)
+    start: WarmStart
+
+
 def _scale(parts: PartTable) -> float:
     """Largest magnitude of a finite part score (the gap tolerance is relative to it)."""
     big = 0.0
@@ -143,7 +202,7 @@ def _closed(bound, incumbent, scale, tol):
     return bool(bound < np.inf and bound - incumbent <= tol * max(scale, abs(bound)))
 
 
-def _branch_arc(arc, counts, iterations, use_g, use_hb=False):
+def _branch_arc(arc, start: WarmStart, use_g, use_hb=False):
     """The arc ``(h, m)`` to split on, or None when every word has a single allowed head.
 
     Only words with at least two allowed heads are split.  Among their allowed arcs, the one
@@ -156,15 +215,16 @@ def _branch_arc(arc, counts, iterations, use_g, use_hb=False):
     free = allowed.sum(axis=0) >= 2
     if not free.any():
         return None
-    it = max(int(iterations), 1)
-    y = counts[0] / it
-    z = counts[1] / it
+    counts = start.counts
+    it = max(int(start.counted), 1)
+    y = counts[COUNT_Y] / it
+    z = counts[COUNT_Z] / it
     dis = np.abs(y - z)
     if use_g:
-        g = counts[2] / it
+        g = counts[COUNT_ZG] / it
         dis = np.maximum(dis, np.maximum(np.abs(y - g), np.abs(z - g)))
     if use_hb:
-        c = counts[3] / it
+        c = counts[COUNT_C] / it
         dis = np.maximum(dis, np.maximum(np.abs(y - c), np.abs(z - c)))
     key = dis + 1e-6 * np.minimum(y, 1.0 - y)
     key = np.where(allowed & free[None, :], key, -1.0)
@@ -172,19 +232,20 @@ def _branch_arc(arc, counts, iterations, use_g, use_hb=False):
     return int(h), int(m)
 
 
-def _head_split(arc, counts, iterations, use_g, h, m, use_hb=False):
+def _head_split(arc, start: WarmStart, use_g, h, m, use_hb=False):
     """Half of the allowed heads of word ``m``, ``h`` among them: the heads by decreasing
     frequency in ``y``, ``z'`` (and ``z``) until they hold half of it, at least one and not all
     (a GUB split, Beale and Tomlin 1970: a word's candidate heads are halved at each level
     instead of being forbidden one at a time)."""
     heads = np.flatnonzero(np.isfinite(arc[:, m]))
     heads = heads[heads != m]
-    it = max(int(iterations), 1)
-    f = counts[0, heads, m] + counts[1, heads, m]
+    counts = start.counts
+    it = max(int(start.counted), 1)
+    f = counts[COUNT_Y, heads, m] + counts[COUNT_Z, heads, m]
     if use_g:
-        f = f + counts[2, heads, m]
+        f = f + counts[COUNT_ZG, heads, m]
     if use_hb:
-        f = f + counts[3, heads, m]
+        f = f + counts[COUNT_C, heads, m]
     f = f / it
     order = heads[np.argsort(-f, kind="stable")]
     fs = np.sort(f)[::-1]
@@ -219,24 +280,21 @@ def _only_tree(arc):
     return heads
 
 
-def branch_and_bound(parts: PartTable, heads, score, bound, u, v, counts, iterations, *,
-                     alpha=0.001, single_root=False, projective=False, tol=GAP_TOL,
-                     node_iter=60, lam0=2.0, patience=20, max_halvings=4, max_nodes=None,
-                     deadline=None, split="arc", chain_r=None):
+def branch_and_bound(parts: PartTable, first: DualResult, *, alpha=0.001, single_root=False,
+                     projective=False, tol=GAP_TOL, node_iter=60, lam0=2.0, patience=20,
+                     max_halvings=4, max_nodes=None, deadline=None,
+                     split="arc") -> BranchResult:
     """Finish a dual decomposition run that has not certified (module docstring).
 
     Parameters
     ----------
     parts : PartTable
-    heads, score : the best tree of the first run and its score (the first incumbent).
-    bound : float
-        The first run's lowest dual value.
-    u, v : (n+1, n+1) float64
-        Its multipliers at that value (warm start of the children).
-    counts : (4, n+1, n+1) float64
-        Its frequencies of ``y``, ``z``, ``z'`` and ``c`` (where to branch).
-    iterations : int
-        The iterations those frequencies count.
+    first : DualResult
+        The first run: its best tree and score (the first incumbent), its lowest dual value
+        ``bound``, the multipliers that reached it (``u``, ``v`` and the head-bigram chain's
+        ``r``: the children's warm start) and its ``counts`` of ``y``, ``z``, ``z'`` and ``c``
+        (where to branch; :attr:`~depparse.decode.dual.DualResult.frequency_base` says what
+        they are sums over).
     node_iter : int
         Iteration cap of each child.
     lam0, patience, max_halvings
@@ -250,20 +308,15 @@ def branch_and_bound(parts: PartTable, heads, score, bound, u, v, counts, iterat
         neither wins everywhere (100 words: 25 against 21 nodes, 150 words: 121 against 171).
     deadline : float, optional
         ``time.perf_counter()`` value at which to stop (unproved).
-    chain_r : (n+1, n+1) float64, optional
-        The head-bigram chain's multipliers at ``bound`` (tables with head bigrams).
 
     Returns
     -------
-    (heads, score, optimal, nodes, iterations, bound, timed_out)
-        ``nodes`` counts the children evaluated; ``bound`` is the best upper bound proved (the
-        largest open bound when stopped early).
+    BranchResult
     """
     scale = _scale(parts)
     use_g, use_hb = parts.grandparents, parts.bigrams
-    best_heads, best = np.asarray(heads).copy(), float(score)
-    root_arc = parts.arc
-    queue = [(-float(bound), 0, root_arc, (u, v, chain_r), counts, int(iterations))]
+    best_heads, best = np.asarray(first.heads).copy(), float(first.score)
+    queue = [_Open(-float(first.bound), 0, parts.arc, WarmStart.of(first))]
     tick = 1
     nodes = 0
     total_iter = 0
@@ -274,12 +327,12 @@ def branch_and_bound(parts: PartTable, heads, score, bound, u, v, counts, iterat
             break
         if max_nodes is not None and nodes >= max_nodes:
             break
-        negb, _, arc, mult, pc, pit = heapq.heappop(queue)
-        pu, pv, pr = mult
-        pbound = -negb
+        node = heapq.heappop(queue)
+        arc, start = node.arc, node.start
+        pbound = -node.key
         if _closed(pbound, best, scale, tol):
             continue
-        hm = _branch_arc(arc, pc, pit, use_g, use_hb)
+        hm = _branch_arc(arc, start, use_g, use_hb)
         if hm is None:  # a single tree left: score it
             if _only_tree(arc) is not None:
                 try:  # (one dual decomposition step finds and scores it)
@@ -294,7 +347,7 @@ def branch_and_bound(parts: PartTable, heads, score, bound, u, v, counts, iterat
                     best_heads, best = r.heads, r.score
             continue
         h, m = hm
-        S = (_head_split(arc, pc, pit, use_g, h, m, use_hb) if split == "heads"
+        S = (_head_split(arc, start, use_g, h, m, use_hb) if split == "heads"
              else np.array([h]))
         fix = arc.copy()  # child 1: the head of m is in S
         out = np.ones(arc.shape[0], dtype=bool)
@@ -308,14 +361,14 @@ def branch_and_bound(parts: PartTable, heads, score, bound, u, v, counts, iterat
             if (max_nodes is not None and nodes >= max_nodes) or (
                     deadline is not None and time.perf_counter() >= deadline):
                 # out of nodes or time: the child stays open, under its parent's bound
-                heapq.heappush(queue, (negb, tick, child, mult, pc, pit))
+                heapq.heappush(queue, _Open(node.key, tick, child, start))
                 tick += 1
                 continue
             try:
                 r = dual_decompose(dataclasses.replace(parts, arc=child), alpha=alpha,
                                    max_iter=node_iter, single_root=single_root,
-                                   projective=projective, tol=tol, u0=pu, v0=pv, r0=pr,
-                                   incumbent=best, step_rule="polyak", lam0=lam0,
+                                   projective=projective, tol=tol, u0=start.u, v0=start.v,
+                                   r0=start.r, incumbent=best, step_rule="polyak", lam0=lam0,
                                    patience=patience, max_halvings=max_halvings,
                                    history=False, deadline=deadline, chunk=50)
             except NoSpanningTreeError:
@@ -330,15 +383,16 @@ def branch_and_bound(parts: PartTable, heads, score, bound, u, v, counts, iterat
             cb = min(pbound, r.bound)
             if _closed(cb, best, scale, tol):
                 continue
-            heapq.heappush(queue, (-cb, tick, child, (r.u, r.v, r.r), r.counts, r.iterations))
+            heapq.heappush(queue, _Open(-cb, tick, child, WarmStart.of(r)))
             tick += 1
             if r.timed_out:
                 timed_out = True
     # every open node is in the queue: the incumbent is optimal when none of them can beat it
-    open_bounds = [-q[0] for q in queue if not _closed(-q[0], best, scale, tol)]
+    open_bounds = [-q.key for q in queue if not _closed(-q.key, best, scale, tol)]
     ub = max(open_bounds) if open_bounds else best
     timed_out = timed_out and bool(open_bounds)  # (what was left open was closed anyway)
-    return best_heads, best, not open_bounds, nodes, total_iter, max(ub, best), timed_out
+    return BranchResult(best_heads, best, not open_bounds, nodes, total_iter, max(ub, best),
+                        timed_out)
 
 
 def decode_exact(parts: PartTable, *, alpha=0.001, budget=BUDGET, single_root=False,
@@ -390,13 +444,11 @@ def decode_exact(parts: PartTable, *, alpha=0.001, budget=BUDGET, single_root=Fa
     if solver == "ad3":
         r = ad3_decompose(parts, max_iter=budget, deadline=deadline, **kw,
                           **(ad3_options or {}))
-        pit = 1  # the counts are the fractional copies q themselves
     elif solver == "subgradient":
         if step_rule == "polyak":
             kw.update(lam0=root_lam0, patience=root_patience)
         r = dual_decompose(parts, max_iter=budget, step_rule=step_rule, history=history,
                            deadline=deadline, **kw)
-        pit = r.iterations
     else:
         raise ValueError(f"solver must be 'subgradient' or 'ad3', got {solver!r}")
     t1 = time.perf_counter()
@@ -406,17 +458,16 @@ def decode_exact(parts: PartTable, *, alpha=0.001, budget=BUDGET, single_root=Fa
                       r.dual, r.primal, r.recomputed, r.best_changes)
     if r.certificate or r.timed_out:
         return _unscale(res, factor)
-    heads, score, optimal, nodes, iters, bound, timed_out = branch_and_bound(
-        parts, r.heads, r.score, r.bound, r.u, r.v, r.counts, pit, alpha=alpha,
-        single_root=single_root, projective=projective, tol=tol, node_iter=node_iter,
-        lam0=lam0, patience=patience, max_halvings=max_halvings, max_nodes=max_nodes,
-        deadline=deadline, split=split, chain_r=r.r)
-    res.heads, res.score, res.optimal = heads, score, optimal
-    res.proof = PROOF_BNB if optimal else None
-    res.nodes += nodes
-    res.iterations += iters
-    res.bound = bound
-    res.timed_out = timed_out
+    b = branch_and_bound(parts, r, alpha=alpha, single_root=single_root, projective=projective,
+                         tol=tol, node_iter=node_iter, lam0=lam0, patience=patience,
+                         max_halvings=max_halvings, max_nodes=max_nodes, deadline=deadline,
+                         split=split)
+    res.heads, res.score, res.optimal = b.heads, b.score, b.optimal
+    res.proof = PROOF_BNB if b.optimal else None
+    res.nodes += b.nodes
+    res.iterations += b.iterations
+    res.bound = b.bound
+    res.timed_out = b.timed_out
     res.seconds_bnb = time.perf_counter() - t1
     return _unscale(res, factor)
 

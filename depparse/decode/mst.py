@@ -34,6 +34,8 @@ EMNLP 2021.
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numba as nb
 import numpy as np
 
@@ -100,12 +102,18 @@ def _orig_mod(om, N, y, x):
     return y if (y < N and x < N) else om[y, x]
 
 
+#: Work arrays of :func:`_cle_ws` (:func:`_cle_workspace`): the weights ``inn`` and tiers
+#: ``tin`` of the arcs between current nodes, and the input arc ``oh -> om`` each stands for.
+CleWork = namedtuple("CleWork", ["inn", "tin", "oh", "om"])
+
+
 @nb.njit(cache=True)
 def _cle_workspace(N):
-    """Work arrays for :func:`_cle_ws` on graphs of up to ``N`` nodes (reusable)."""
+    """Work arrays for :func:`_cle_ws` on graphs of up to ``N`` nodes (reusable):
+    a :data:`CleWork`."""
     M = 2 * N
-    return (np.empty((M, M)), np.empty((M, M), dtype=np.int64),
-            np.empty((M, M), dtype=np.int32), np.empty((M, M), dtype=np.int32))
+    return CleWork(np.empty((M, M)), np.empty((M, M), dtype=np.int64),
+                   np.empty((M, M), dtype=np.int32), np.empty((M, M), dtype=np.int32))
 
 
 @nb.njit(cache=True)

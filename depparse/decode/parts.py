@@ -33,10 +33,14 @@ Dense tensors (for small sentences and tests) use this encoding of START and END
 
 A table may also hold head-bigram parts (``hd``, ``hd_off``, ``hd_len``, ``hb``, ``hb_off``:
 the chain slave of :mod:`depparse.decode.bigrams`, layout and dense encoding there).
+
+The kernels take a table as one named structure, :class:`PartArrays` (a named tuple that
+Numba compiles; :meth:`PartTable.part_arrays`), and read its arrays by name.
 """
 
 from __future__ import annotations
 
+from collections import namedtuple
 from dataclasses import dataclass
 
 import numba as nb
@@ -44,9 +48,17 @@ import numpy as np
 
 from .bigrams import bigram_layout, fill_dense_bigrams
 
-__all__ = ["PartTable", "add_bigrams", "compile_dense", "score_tree"]
+__all__ = ["PartArrays", "PartTable", "add_bigrams", "compile_dense", "score_tree"]
 
 NEG_INF = -np.inf
+
+#: A part table as the kernels take it (Numba compiles named tuples: a kernel reads
+#: ``parts.cand_len[h, d]``).  The layout arrays of the module docstring, the head-bigram
+#: arrays (empty without head bigrams) and two switches: ``grandparents`` (a G+S table) and
+#: ``bigrams`` (head-bigram parts present).  A new part family adds its arrays here.
+PartArrays = namedtuple("PartArrays", [
+    "arc", "cand", "cand_off", "cand_len", "gp", "gp_off", "gp_len", "tab", "tab_off",
+    "hd", "hd_off", "hd_len", "hb", "hb_off", "grandparents", "bigrams"])
 
 
 @dataclass
@@ -88,9 +100,16 @@ class PartTable:
         return np.zeros(0, dtype=np.int64), z, z, np.zeros(0), z
 
     def arrays(self):
-        """The arrays in the order the kernels take them."""
+        """The layout arrays ``(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab,
+        tab_off)``, in the order of the module docstring (the oracles of the tests take
+        them so)."""
         return (self.arc, self.cand, self.cand_off, self.cand_len, self.gp, self.gp_off,
                 self.gp_len, self.tab, self.tab_off)
+
+    def part_arrays(self) -> PartArrays:
+        """The table as the kernels take it (:class:`PartArrays`)."""
+        return PartArrays(*self.arrays(), *self.bigram_arrays(), bool(self.grandparents),
+                          self.hb is not None)
 
 
 @nb.njit(cache=True)
@@ -168,16 +187,19 @@ def build_layout(keep, grandparents):
 
 
 @nb.njit(cache=True)
-def _fill_dense(arc, sibling, grand, grandsib, use_g, cand, cand_off, cand_len, gp, gp_off,
-                gp_len, tab_off, tab):
-    N = arc.shape[0]
+def _fill_dense(parts, sibling, grand, grandsib):
+    """Fill ``parts.tab`` (:class:`PartArrays`) from dense tensors (module docstring)."""
+    N = parts.arc.shape[0]
+    use_g = parts.grandparents
+    cand = parts.cand
+    tab = parts.tab
     for h in range(N):
-        for gi in range(gp_len[h]):
-            g = gp[gp_off[h] + gi]
+        for gi in range(parts.gp_len[h]):
+            g = parts.gp[parts.gp_off[h] + gi]
             for d in range(2):
-                L = cand_len[h, d]
-                o = tab_off[gp_off[h] + gi, d]
-                c0 = cand_off[h, d]
+                L = parts.cand_len[h, d]
+                o = parts.tab_off[parts.gp_off[h] + gi, d]
+                c0 = parts.cand_off[h, d]
                 endm = 0 if d == 0 else N
                 if h == 0 and d == 0:
                     tab[o] = 0.0  # the root has no left side: START -> END scores nothing
@@ -226,10 +248,9 @@ def compile_dense(arc, sibling, grand=None, grandsib=None, bigram=None):
     keep[:, 0] = False
     cand, cand_off, cand_len, gp, gp_off, gp_len, tab_off, size = build_layout(keep, use_g)
     tab = np.empty(size, dtype=np.float64)
-    _fill_dense(arc, sibling, grand, grandsib, use_g, cand, cand_off, cand_len, gp, gp_off,
-                gp_len, tab_off, tab)
-    arc = np.where(keep, arc, NEG_INF)
     table = PartTable(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, use_g)
+    _fill_dense(table.part_arrays(), sibling, grand, grandsib)
+    table.arc = np.where(keep, arc, NEG_INF)
     if bigram is not None:
         bigram = np.ascontiguousarray(bigram, dtype=np.float64)
         if bigram.shape != (N, N, N):

@@ -29,6 +29,8 @@ so they cannot disagree.  Every kernel takes the switches ``on`` of the template
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numba as nb
 import numpy as np
 
@@ -49,7 +51,8 @@ from .hashing import (
 )
 
 __all__ = ["ALL_TEMPLATES", "ARC", "SIB", "GRAND", "GSIB", "HB", "FAMILY_NAMES", "FEATURE_SET",
-           "MAX_FEATS", "all_arcs", "arc_features", "build_parts", "fill_scores",
+           "MAX_FEATS", "Weights", "WordArrays", "all_arcs", "arc_features", "build_parts",
+           "fill_scores",
            "grand_features", "gsib_features", "model_families", "parser_templates",
            "score_all_arcs", "score_arcs",
            "sib_features", "structure_features", "template_names", "template_switches"]
@@ -74,6 +77,16 @@ FAMILY_NAMES = ("ARC", "SIB", "GRAND", "GSIB", "HB")
 N_TEMPLATE_IDS = 256  # the parser's template ids are below this
 MAX_FEATS = 1024  # size of the index buffer; no part has more features than this
 MAX_MORPH = 24  # morphological features of a word that are used
+
+#: An encoded sentence as the scoring kernels take it (the arrays of
+#: :meth:`depparse.encoding.vocab.Encoded.arrays`, by name).
+WordArrays = namedtuple("WordArrays", ["form", "lemma", "upos", "xpos", "prefix", "suffix",
+                                       "cluster", "feat_ptr", "feat_ids"])
+
+#: The weights of a scorer as the kernels take them: ``w`` (``2**bits`` float64), the hash
+#: ``mask`` (``np.uint64(2**bits - 1)``) and the template switches ``on``
+#: (:func:`template_switches`).
+Weights = namedtuple("Weights", ["w", "mask", "on"])
 
 
 def parser_templates(families=FAMILY_NAMES) -> dict[str, int]:
@@ -365,34 +378,47 @@ def gsib_features(g, h, s, m, d, form, upos, mask, on, buf):
 
 
 @nb.njit(cache=True)
-def score_arcs(form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr, feat_ids, w, mask,
-               on, keep, arc):
+def score_arcs(words, weights, keep, arc):
     """``arc[h, m] = w . phi(h, m)`` for the kept arcs, ``-inf`` for the others (and for
-    ``m = 0`` and ``h = m``).  Used for the parser's arcs and for the pruner's."""
-    N = form.shape[0]
+    ``m = 0`` and ``h = m``).  Used for the parser's arcs and for the pruner's.
+
+    ``words`` is a :data:`WordArrays`, ``weights`` a :data:`Weights`.
+    """
+    N = words.form.shape[0]
     buf = np.empty(MAX_FEATS, dtype=np.int64)
     for h in range(N):
         for m in range(N):
             if m != 0 and m != h and keep[h, m]:
-                k = arc_features(h, m, form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr,
-                                 feat_ids, mask, on, buf)
-                arc[h, m] = dot(w, buf, k)
+                k = arc_features(h, m, words.form, words.lemma, words.upos, words.xpos,
+                                 words.prefix, words.suffix, words.cluster, words.feat_ptr,
+                                 words.feat_ids, weights.mask, weights.on, buf)
+                arc[h, m] = dot(weights.w, buf, k)
             else:
                 arc[h, m] = -np.inf
 
 
 @nb.njit(cache=True)
-def fill_scores(form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr, feat_ids, w, mask,
-                on, order, keep, cand, cand_off, cand_len, gp, gp_off, gp_len, tab_off, arc, tab):
-    """Score every kept part of a sentence: ``arc`` (N, N) and the automaton tables ``tab``.
+def fill_scores(words, weights, order, keep, parts):
+    """Score every kept part of a sentence into the part table ``parts``
+    (:class:`~depparse.decode.parts.PartArrays`): ``parts.arc`` (N, N) and the automaton
+    tables ``parts.tab``.
 
-    ``order`` is 0 (arcs only), 1 (+ siblings) or 2 (+ grandparents and grand-siblings).
-    Layout of the tables: :mod:`depparse.decode.parts`.
+    ``words`` is a :data:`WordArrays`, ``weights`` a :data:`Weights`; ``order`` is 0 (arcs
+    only), 1 (+ siblings) or 2 (+ grandparents and grand-siblings).  Layout of the tables:
+    :mod:`depparse.decode.parts`.
     """
+    form = words.form
+    upos = words.upos
+    cluster = words.cluster
+    w = weights.w
+    mask = weights.mask
+    on = weights.on
+    cand = parts.cand
+    cand_len = parts.cand_len
+    tab = parts.tab
     N = form.shape[0]
     buf = np.empty(MAX_FEATS, dtype=np.int64)
-    score_arcs(form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr, feat_ids, w, mask,
-               on, keep, arc)
+    score_arcs(words, weights, keep, parts.arc)
     if order == 0:
         return
     Wm = table_width(cand_len)
@@ -401,26 +427,26 @@ def fill_scores(form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr, feat
     for h in range(N):
         for d in range(2):
             L = cand_len[h, d]
-            c0 = cand_off[h, d]
+            c0 = parts.cand_off[h, d]
             W1 = L + 1
             if h == 0 and d == 0:
-                for gi in range(gp_len[h]):
-                    tab[tab_off[gp_off[h] + gi, d]] = 0.0  # the root has no left side
+                for gi in range(parts.gp_len[h]):
+                    tab[parts.tab_off[parts.gp_off[h] + gi, d]] = 0.0  # the root: no left side
                 continue
             for p in range(W1):
                 s = -1 if p == 0 else cand[c0 + p - 1]
                 for q in range(p, W1):
                     m = -1 if q == L else cand[c0 + q]
-                    k = sib_features(h, s, m, d, form, lemma, upos, xpos, cluster, mask, on,
-                                     buf)
+                    k = sib_features(h, s, m, d, form, words.lemma, upos, words.xpos, cluster,
+                                     mask, on, buf)
                     S[p, q] = dot(w, buf, k)
-            for gi in range(gp_len[h]):
-                g = gp[gp_off[h] + gi]
-                o = tab_off[gp_off[h] + gi, d]
+            for gi in range(parts.gp_len[h]):
+                g = parts.gp[parts.gp_off[h] + gi]
+                o = parts.tab_off[parts.gp_off[h] + gi, d]
                 if order == 2 and g >= 0:
                     for q in range(L):
-                        k = grand_features(g, h, cand[c0 + q], form, upos, xpos, cluster,
-                                           feat_ptr, feat_ids, mask, on, buf)
+                        k = grand_features(g, h, cand[c0 + q], form, upos, words.xpos, cluster,
+                                           words.feat_ptr, words.feat_ids, mask, on, buf)
                         G[q] = dot(w, buf, k)
                     G[L] = 0.0
                 for p in range(W1):
@@ -523,10 +549,9 @@ def build_parts(enc, keep, w, bits, order, dense=None, on=None, bigrams=False):
     cand, cand_off, cand_len, gp, gp_off, gp_len, tab_off, size = build_layout(keep, order == 2)
     arc = np.empty((N, N))
     tab = np.zeros(size) if order == 0 else np.empty(size)  # order 0: no transition scores
-    fill_scores(*enc.arrays(), w, np.uint64((1 << bits) - 1),
-                ALL_TEMPLATES if on is None else on, order, keep, cand, cand_off,
-                cand_len, gp, gp_off, gp_len, tab_off, arc, tab)
     table = PartTable(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, order == 2)
+    weights = Weights(w, np.uint64((1 << bits) - 1), ALL_TEMPLATES if on is None else on)
+    fill_scores(WordArrays(*enc.arrays()), weights, order, keep, table.part_arrays())
     if bigrams:
         add_bigrams(table, keep)
         fill_bigrams(*enc.arrays(), w, np.uint64((1 << bits) - 1),
@@ -550,5 +575,6 @@ def score_all_arcs(enc, w, bits):
     """Scores ``(N, N)`` of every arc of an encoded sentence under weights ``w`` (2**bits)."""
     N = enc.n + 1
     arc = np.empty((N, N))
-    score_arcs(*enc.arrays(), w, np.uint64((1 << bits) - 1), ALL_TEMPLATES, all_arcs(N), arc)
+    score_arcs(WordArrays(*enc.arrays()), Weights(w, np.uint64((1 << bits) - 1), ALL_TEMPLATES),
+               all_arcs(N), arc)
     return arc

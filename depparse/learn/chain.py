@@ -32,13 +32,14 @@ def decode_relaxed(parts, share, single_root):
     """``argmax_{z in Z}``: ``(mods, gpar, chain)``, the automata's structure (see
     :func:`~depparse.decode.automata.decode_z`) and the chain's heads (None without head
     bigrams), with the arc scores split by ``share``."""
-    arrays = parts.arrays()
+    table = parts.part_arrays()
     if not parts.bigrams:
-        return (*decode_z(*arrays, single_root), None)
+        return (*decode_z(table, single_root), None)
+    automata = table
     if share > 0.0:
         arc = np.where(np.isfinite(parts.arc), (1.0 - share) * parts.arc, -np.inf)
-        arrays = (arc, *arrays[1:])
-    mods, gpar = decode_z(*arrays, single_root)
+        automata = table._replace(arc=arc)
+    mods, gpar = decode_z(automata, single_root)
     return mods, gpar, decode_chain(parts.arc, *parts.bigram_arrays(), share)
 
 
