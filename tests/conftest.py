@@ -10,6 +10,10 @@ from depparse.paths import corpora_dir as corpora_dir_of_package
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
+#: The fixture modules (``syn``: tiny models and data; ``server``: a real ``depparse serve``),
+#: available to every test module by name; their work is done only where a test asks.
+pytest_plugins = ["fixtures_models", "fixtures_serve"]
+
 
 def corpora_path() -> Path:
     """The UD corpora directory (it may not exist): :func:`depparse.paths.corpora_dir`."""

@@ -2,12 +2,9 @@
 
 The models are trained by ``depparse train`` (in-process) on the synthetic grammar of
 :mod:`synthetic`, with ``--bits 16`` and 2 epochs: a few seconds once the numba kernels are
-cached.  Import the fixtures into a test module::
-
-    from fixtures_models import syn  # noqa: F401
-
-Pytest may instantiate a session fixture once per importing module; the work is memoized
-in this module, so the data and models are still made once per test session.
+cached.  The fixtures are a plugin of ``conftest.py`` (``pytest_plugins``): a test names
+``syn`` as an argument, with no import.  The work is memoized in this module, so the data
+and models are made once per test session (once per xdist worker).
 
 Also here: :func:`run_cli` (``depparse.cli.main`` in-process with its own stdin/stdout/
 stderr) and :func:`run_subprocess` (``python -m depparse.cli``).

@@ -1,11 +1,8 @@
 """A real `depparse serve` for the tests: a subprocess on 127.0.0.1 (a free port the server
 picks and prints), started once per test session and stopped with Ctrl-C (SIGINT) at the end.
 
-Import the fixture into a test module::
-
-    from fixtures_serve import server  # noqa: F401
-
-The server is memoized in this module, so the test modules that import the fixture share one.
+The fixture is a plugin of ``conftest.py`` (``pytest_plugins``): a test names ``server`` as an
+argument, with no import.  The server is memoized in this module, so the test modules share one.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ import subprocess
 
 import numpy as np
 import pytest
-from fixtures_models import long_sentence, run_cli, run_subprocess, syn  # noqa: F401
+from fixtures_models import long_sentence, run_cli, run_subprocess
 
 import depparse
 from depparse.conllu import read_conllu
@@ -104,7 +104,7 @@ def assert_bad(rc, err, path=None, line=None, word=None, status=2):
 
 
 @pytest.mark.parametrize("name,text,line,word", PARSE_CASES, ids=[c[0] for c in PARSE_CASES])
-def test_parse_rejects(syn, tmp_path, name, text, line, word):  # noqa: F811
+def test_parse_rejects(syn, tmp_path, name, text, line, word):
     src = tmp_path / "in.conllu"
     src.write_text(text, encoding="utf-8")
     out = tmp_path / "out.conllu"
@@ -117,7 +117,7 @@ def test_parse_rejects(syn, tmp_path, name, text, line, word):  # noqa: F811
 
 @pytest.mark.parametrize("kind", ["conllu", "text"])
 @pytest.mark.parametrize("text", ["", "\n\n   \n"])
-def test_parse_accepts_a_file_without_sentences(syn, tmp_path, text, kind):  # noqa: F811
+def test_parse_accepts_a_file_without_sentences(syn, tmp_path, text, kind):
     """An empty CoNLL-U file is valid (the UD validator accepts it): empty output, exit 0,
     and stderr says that the file had no sentences (issue 25)."""
     src = tmp_path / "in.conllu"
@@ -135,7 +135,7 @@ def test_parse_accepts_a_file_without_sentences(syn, tmp_path, text, kind):  # n
     assert f"no sentences in {src}" in err
 
 
-def test_parse_rejects_non_utf8(syn, tmp_path):  # noqa: F811
+def test_parse_rejects_non_utf8(syn, tmp_path):
     src = tmp_path / "in.conllu"
     src.write_bytes(NON_UTF8)
     out = tmp_path / "out.conllu"
@@ -144,7 +144,7 @@ def test_parse_rejects_non_utf8(syn, tmp_path):  # noqa: F811
     assert not out.exists()
 
 
-def test_existing_output_is_untouched_on_error(syn, tmp_path):  # noqa: F811
+def test_existing_output_is_untouched_on_error(syn, tmp_path):
     src = tmp_path / "in.conllu"
     src.write_text(PARSE_CASES[0][1], encoding="utf-8")
     out = tmp_path / "out.conllu"
@@ -154,14 +154,14 @@ def test_existing_output_is_untouched_on_error(syn, tmp_path):  # noqa: F811
     assert out.read_bytes() == b"old\n"
 
 
-def test_missing_and_folder_inputs(syn, tmp_path):  # noqa: F811
+def test_missing_and_folder_inputs(syn, tmp_path):
     rc, _, err = run_cli(["parse", tmp_path / "nope.conllu", "--model", syn.model])
     assert_bad(rc, err, tmp_path / "nope.conllu", None, "no such file")
     rc, _, err = run_cli(["parse", tmp_path, "--model", syn.model])
     assert_bad(rc, err, tmp_path, None, "folder")
 
 
-def test_bad_stdin(syn):  # noqa: F811
+def test_bad_stdin(syn):
     rc, stdout, err = run_cli(["parse", "-", "--model", syn.model], stdin=NON_UTF8)
     assert_bad(rc, err, "<stdin>", 8, "UTF-8")
     assert stdout == b""
@@ -210,7 +210,7 @@ def test_train_bad_dev_and_empty_train(tmp_path):
     assert not out.exists()
 
 
-def test_train_corrupt_checkpoint_on_resume(syn, tmp_path):  # noqa: F811
+def test_train_corrupt_checkpoint_on_resume(syn, tmp_path):
     out = tmp_path / "m.npz"
     ck = tmp_path / "m.npz.ckpt.npz"
     ck.write_bytes(b"garbage")
@@ -224,7 +224,7 @@ def test_train_corrupt_checkpoint_on_resume(syn, tmp_path):  # noqa: F811
 # recoverable or unusual but valid input: accepted
 
 
-def _parse_ok(syn, tmp_path, data: bytes, *extra):  # noqa: F811
+def _parse_ok(syn, tmp_path, data: bytes, *extra):
     src = tmp_path / "in.conllu"
     src.write_bytes(data)
     out = tmp_path / "out.conllu"
@@ -235,7 +235,7 @@ def _parse_ok(syn, tmp_path, data: bytes, *extra):  # noqa: F811
 
 
 @pytest.mark.filterwarnings("ignore::depparse.conllu.ConlluWarning")
-def test_bom_accepted_with_warning(syn, tmp_path):  # noqa: F811
+def test_bom_accepted_with_warning(syn, tmp_path):
     data, err = _parse_ok(syn, tmp_path, ("\ufeff" + GOOD).encode())
     warn = [x for x in err.splitlines() if x.startswith("depparse: warning:")]
     assert len(warn) == 1 and "byte-order mark" in warn[0] and ":1:" in warn[0]
@@ -243,21 +243,21 @@ def test_bom_accepted_with_warning(syn, tmp_path):  # noqa: F811
     assert validate_tree(read_conllu(io.BytesIO(data))[0], single_root=True) is None
 
 
-def test_crlf_accepted_with_warning(syn, tmp_path):  # noqa: F811
+def test_crlf_accepted_with_warning(syn, tmp_path):
     data, err = _parse_ok(syn, tmp_path, (GOOD + GOOD).replace("\n", "\r\n").encode())
     warn = [x for x in err.splitlines() if x.startswith("depparse: warning:")]
     assert len(warn) == 1 and "CRLF" in warn[0]
     assert data.count(b"\r\n") == data.count(b"\n")  # line ends kept
 
 
-def test_missing_final_blank_line(syn, tmp_path):  # noqa: F811
+def test_missing_final_blank_line(syn, tmp_path):
     text = (GOOD + GOOD.rstrip("\n")).encode()
     data, _ = _parse_ok(syn, tmp_path, text)
     assert not data.endswith(b"\n\n")
     assert len(read_conllu(io.BytesIO(data))) == 2
 
 
-def test_only_punctuation(syn, tmp_path):  # noqa: F811
+def test_only_punctuation(syn, tmp_path):
     text = "".join(f"{i}\t{p}\t{p}\tPUNCT\t_\t_\t_\t_\t_\t_\n" for i, p in
                    enumerate([".", ",", "!", "?", "..."], 1)) + "\n"
     data, _ = _parse_ok(syn, tmp_path, text.encode())
@@ -265,14 +265,14 @@ def test_only_punctuation(syn, tmp_path):  # noqa: F811
     assert validate_tree(s, single_root=True) is None
 
 
-def test_very_long_sentence(syn, tmp_path):  # noqa: F811
+def test_very_long_sentence(syn, tmp_path):
     data, _ = _parse_ok(syn, tmp_path, long_sentence(400, seed=2).encode(),
                         "--time-limit", "0.5")
     s = read_conllu(io.BytesIO(data))[0]
     assert s.n == 400 and validate_tree(s, single_root=True) is None
 
 
-def test_unknown_upos_and_words(syn, tmp_path):  # noqa: F811
+def test_unknown_upos_and_words(syn, tmp_path):
     text = "".join(f"{i}\t{w}\t{w}\t{u}\t_\tFoo=Bar\t_\t_\t_\t_\n" for i, (w, u) in
                    enumerate([("zyx", "FOO"), ("ünïcödé", "BAR"), ("😀", "_")], 1)) + "\n"
     data, _ = _parse_ok(syn, tmp_path, text.encode())
@@ -283,7 +283,7 @@ def test_unknown_upos_and_words(syn, tmp_path):  # noqa: F811
 # --skip-bad
 
 
-def test_skip_bad(syn, tmp_path):  # noqa: F811
+def test_skip_bad(syn, tmp_path):
     src = tmp_path / "in.conllu"
     src.write_bytes(GOOD.encode() + PARSE_CASES[0][1][len(GOOD):].encode() + GOOD.encode()
                     + NON_UTF8[len(GOOD):] + GOOD.encode() + PARSE_CASES[15][1][len(GOOD):]
@@ -347,12 +347,12 @@ MODEL_CASES = ["truncated", "corrupted", "corrupted-late", "empty", "not-a-model
 
 
 @pytest.fixture(scope="module")
-def bad_models(syn, tmp_path_factory):  # noqa: F811
+def bad_models(syn, tmp_path_factory):
     return _model_variants(syn.model, tmp_path_factory.mktemp("badmodels"))
 
 
 @pytest.mark.parametrize("kind", MODEL_CASES)
-def test_bad_model_file(syn, bad_models, tmp_path, kind):  # noqa: F811
+def test_bad_model_file(syn, bad_models, tmp_path, kind):
     out = tmp_path / "out.conllu"
     rc, _, err = run_cli(["parse", syn.test, "--model", bad_models[kind], "-o", out])
     msg = assert_bad(rc, err, bad_models[kind])
@@ -361,7 +361,7 @@ def test_bad_model_file(syn, bad_models, tmp_path, kind):  # noqa: F811
     assert not out.exists()
 
 
-def test_missing_model(syn, tmp_path):  # noqa: F811
+def test_missing_model(syn, tmp_path):
     rc, _, err = run_cli(["parse", syn.test, "--model", tmp_path / "none.npz"])
     assert_bad(rc, err, tmp_path / "none.npz", None, "not found")
 
@@ -370,7 +370,7 @@ def test_missing_model(syn, tmp_path):  # noqa: F811
 # output that cannot be written
 
 
-def test_output_folder_missing(syn, tmp_path):  # noqa: F811
+def test_output_folder_missing(syn, tmp_path):
     out = tmp_path / "no" / "such" / "out.conllu"
     rc, _, err = run_cli(["parse", syn.test, "--model", syn.model, "-o", out])
     assert_bad(rc, err, out, None, "does not exist")
@@ -382,7 +382,7 @@ def test_output_folder_missing(syn, tmp_path):  # noqa: F811
     assert_bad(rc, err, tmp_path / "no" / "m.npz", None, "does not exist")
 
 
-def test_output_is_a_folder(syn, tmp_path):  # noqa: F811
+def test_output_is_a_folder(syn, tmp_path):
     """An existing folder given as -o gets one output per input (issue 27); a file given
     where a folder is meant (a name ending in '/') is an error."""
     rc, _, err = run_cli(["parse", syn.test, "--model", syn.model, "-o", tmp_path, "-q"])
@@ -399,7 +399,7 @@ def test_output_is_a_folder(syn, tmp_path):  # noqa: F811
 
 @pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0,
                     reason="root may write into read-only folders")
-def test_output_folder_read_only(syn, tmp_path):  # noqa: F811
+def test_output_folder_read_only(syn, tmp_path):
     d = tmp_path / "ro"
     d.mkdir()
     d.chmod(0o500)
@@ -410,7 +410,7 @@ def test_output_folder_read_only(syn, tmp_path):  # noqa: F811
         d.chmod(0o700)
 
 
-def test_report_folder_missing_fails_before_parsing(syn, tmp_path):  # noqa: F811
+def test_report_folder_missing_fails_before_parsing(syn, tmp_path):
     out = tmp_path / "out.conllu"
     rep = tmp_path / "no" / "rep.json"
     rc, _, err = run_cli(["parse", syn.test, "--model", syn.model, "-o", out, "--report", rep])
@@ -423,7 +423,7 @@ def _enospc(*args, **kwargs):
 
 
 @pytest.mark.parametrize("fn", ["replace", "fsync"])
-def test_failing_write(syn, tmp_path, monkeypatch, fn):  # noqa: F811
+def test_failing_write(syn, tmp_path, monkeypatch, fn):
     out = tmp_path / "out.conllu"
     # first without the failure: the kernels are loaded (a cold numba cache would be
     # written with os.replace, which fails below)
@@ -437,7 +437,7 @@ def test_failing_write(syn, tmp_path, monkeypatch, fn):  # noqa: F811
 
 
 @pytest.mark.parametrize("fn", ["replace", "fsync"])
-def test_failing_model_write(syn, tmp_path, monkeypatch, fn):  # noqa: F811
+def test_failing_model_write(syn, tmp_path, monkeypatch, fn):
     out = tmp_path / "m.npz"
     # --no-tagger: the synthetic data has no XPOS/FEATS, which the tagger would warn about
     args = ["train", "--model", "mst", "--train", syn.dev, "--bits", "12", "--epochs", "1",
@@ -453,7 +453,7 @@ def test_failing_model_write(syn, tmp_path, monkeypatch, fn):  # noqa: F811
     assert not [f for f in os.listdir(tmp_path) if f.endswith(".tmp")]
 
 
-def test_failing_report_write(syn, tmp_path, monkeypatch):  # noqa: F811
+def test_failing_report_write(syn, tmp_path, monkeypatch):
     from depparse.report.writer import ReportWriter
 
     out, rep = tmp_path / "out.conllu", tmp_path / "rep.json"
@@ -471,7 +471,7 @@ def test_failing_report_write(syn, tmp_path, monkeypatch):  # noqa: F811
     assert sorted(os.listdir(tmp_path)) == [], "partial files left behind"
 
 
-def test_internal_error_exit_1(syn, tmp_path, monkeypatch):  # noqa: F811
+def test_internal_error_exit_1(syn, tmp_path, monkeypatch):
     def boom(self, s, **kw):
         raise RuntimeError("unexpected\nsecond line")
 
@@ -490,7 +490,7 @@ def test_internal_error_exit_1(syn, tmp_path, monkeypatch):  # noqa: F811
 # real processes: nothing but the one line on stderr
 
 
-def test_subprocess_errors_have_no_traceback(syn, bad_models, tmp_path):  # noqa: F811
+def test_subprocess_errors_have_no_traceback(syn, bad_models, tmp_path):
     src = tmp_path / "bad.conllu"
     src.write_text(PARSE_CASES[0][1], encoding="utf-8")
     out = tmp_path / "out.conllu"
@@ -512,7 +512,7 @@ def test_subprocess_errors_have_no_traceback(syn, bad_models, tmp_path):  # noqa
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
-def test_subprocess_full_disk_on_stdout(syn):  # noqa: F811
+def test_subprocess_full_disk_on_stdout(syn):
     with open("/dev/full", "wb") as full:
         p = run_subprocess(["parse", syn.test, "--model", syn.model], stdout=full,
                            stderr=subprocess.PIPE)
@@ -535,8 +535,8 @@ KIND_CASES = [
 
 @pytest.mark.parametrize("kind", ["conllu", "text"])
 @pytest.mark.parametrize("name,data,word,todo", KIND_CASES, ids=[c[0] for c in KIND_CASES])
-def test_files_that_are_not_utf8_text_say_what_they_are(  # noqa: F811
-        syn, tmp_path, name, data, word, todo, kind):  # noqa: F811
+def test_files_that_are_not_utf8_text_say_what_they_are(
+        syn, tmp_path, name, data, word, todo, kind):
     src = tmp_path / "in.conllu"
     src.write_bytes(data)
     out = tmp_path / "out.conllu"
@@ -548,7 +548,7 @@ def test_files_that_are_not_utf8_text_say_what_they_are(  # noqa: F811
     assert os.listdir(tmp_path) == ["in.conllu"]
 
 
-def test_conllu_given_as_text_is_refused(syn, tmp_path):  # noqa: F811
+def test_conllu_given_as_text_is_refused(syn, tmp_path):
     src = tmp_path / "in.conllu"
     src.write_text(GOOD + GOOD, encoding="utf-8")
     out = tmp_path / "out.conllu"
@@ -562,7 +562,7 @@ def test_conllu_given_as_text_is_refused(syn, tmp_path):  # noqa: F811
     assert rc == 0, err
 
 
-def test_dash_output_is_stdout(syn, tmp_path, monkeypatch):  # noqa: F811
+def test_dash_output_is_stdout(syn, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     rc, stdout, err = run_cli(["parse", syn.test, "--model", syn.model, "-o", "-"])
     assert rc == 0, err
@@ -571,7 +571,7 @@ def test_dash_output_is_stdout(syn, tmp_path, monkeypatch):  # noqa: F811
     assert os.listdir(tmp_path) == [], "a file named '-' was written"
 
 
-def test_dev_stdout_into_a_pipe_and_a_terminal(syn, tmp_path):  # noqa: F811
+def test_dev_stdout_into_a_pipe_and_a_terminal(syn, tmp_path):
     p = run_subprocess(["parse", syn.test, "--model", syn.model, "-o", "/dev/stdout", "-q"])
     assert p.returncode == 0, p.stderr.decode()
     ref = run_subprocess(["parse", syn.test, "--model", syn.model, "-q"]).stdout
@@ -600,7 +600,7 @@ def test_dev_stdout_into_a_pipe_and_a_terminal(syn, tmp_path):  # noqa: F811
     assert got.replace(b"\r\n", b"\n").removesuffix(b"\x1b[0m") == ref
 
 
-def test_special_files_are_written_in_place(syn, tmp_path):  # noqa: F811
+def test_special_files_are_written_in_place(syn, tmp_path):
     """A FIFO and a character device given as -o are written to, never replaced."""
     import stat
     import threading
@@ -630,7 +630,7 @@ def test_special_files_are_written_in_place(syn, tmp_path):  # noqa: F811
     assert p.returncode == 0 and stat.S_ISCHR(os.stat(null).st_mode), p.stderr.decode()
 
 
-def test_output_that_is_an_input_is_refused(syn, tmp_path):  # noqa: F811
+def test_output_that_is_an_input_is_refused(syn, tmp_path):
     src = tmp_path / "in.conllu"
     src.write_bytes(syn.test.read_bytes())
     (tmp_path / "link.conllu").symlink_to(src)

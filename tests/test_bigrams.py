@@ -174,7 +174,8 @@ def test_dual_decomposition_with_bigrams_vs_brute_force(grandparents, projective
         assert r.counts.shape == (4, n + 1, n + 1)
         assert (r.counts[3, :, 1:].sum(axis=0) == r.iterations).all()  # one head per word
     print(f"certificates {certs}/{runs}")
-    assert certs >= (0.05 if FAST else 0.2) * runs
+    # measured with DEPPARSE_FAST_TESTS=1 (K = 300): 13, 8, 16 and 7 of 24 (29% to 67%)
+    assert certs >= 0.2 * runs
 
 
 @pytest.mark.parametrize("projective", [False, True], ids=["nonproj", "proj"])
@@ -203,7 +204,9 @@ def test_exact_with_bigrams_vs_brute_force(projective):
         assert close(r.score, score_tree(r.heads, *parts), 1e-7)
         proofs[r.proof] += 1
     print(proofs)
-    assert proofs["branch-and-bound"] >= (1 if FAST else 20), proofs
+    # measured with DEPPARSE_FAST_TESTS=1: 16 of 20 (non-projective) and 6 of 8 (projective)
+    # instances need branch and bound; the tiny first budget makes it do most of the work
+    assert proofs["branch-and-bound"] >= (3 if FAST else 20), proofs
 
 
 def test_ad3_refuses_head_bigrams():
@@ -377,8 +380,7 @@ def test_lazy_average_with_the_chain(share):
             total += trainer.w
             steps += 1
         trainer.epoch += 1
-    hb = [v for k, v in T.registry().items() if k.startswith("HB_")]
-    assert np.abs(trainer.w).sum() > 0 and len(hb) == 13
+    assert np.abs(trainer.w).sum() > 0
     np.testing.assert_allclose(trainer.averaged(), total / steps, rtol=0, atol=1e-9)
 
 
@@ -399,4 +401,6 @@ def test_gsh_learns_from_real_treebank_slice(corpora_dir):
         uas[model] = sum(int((r.heads[1:] == np.asarray(s.heads)[1:]).sum())
                          for r, s in zip(res, dev, strict=True)) / sum(s.n for s in dev)
     print(uas)
-    assert uas["gsh"] >= uas["gs"] - 0.02
+    # measured: gsh 0.49 points below gs (docstring); the slack is four times that, so seed
+    # noise passes and a broken relaxation (tens of points lower) does not
+    assert uas["gsh"] >= uas["gs"] - 4 * 0.0049

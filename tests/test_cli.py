@@ -13,7 +13,7 @@ import json
 import time
 
 import numpy as np
-from fixtures_models import long_sentence, run_cli, syn  # noqa: F401
+from fixtures_models import long_sentence, run_cli
 
 from depparse.conllu import read_conllu
 from depparse.decode.trees import validate_tree
@@ -50,7 +50,7 @@ def summary_lines(err: str):
     return [line for line in err.splitlines() if line.startswith("depparse: parsed ")]
 
 
-def test_train_writes_a_loadable_model(syn):  # noqa: F811
+def test_train_writes_a_loadable_model(syn):
     import depparse
 
     p = depparse.load(syn.model)
@@ -59,7 +59,7 @@ def test_train_writes_a_loadable_model(syn):  # noqa: F811
     assert not list(syn.dir.glob(".*.tmp")), "temporary files left behind"
 
 
-def test_parse_file_valid_trees_only_head_deprel_change(syn, tmp_path):  # noqa: F811
+def test_parse_file_valid_trees_only_head_deprel_change(syn, tmp_path):
     out = tmp_path / "out.conllu"
     rc, stdout, err = run_cli(["parse", syn.test, "--model", syn.model, "-o", out])
     assert rc == 0, err
@@ -80,7 +80,7 @@ def test_parse_file_valid_trees_only_head_deprel_change(syn, tmp_path):  # noqa:
     assert uas > 0.9
 
 
-def test_stdin_to_stdout(syn, tmp_path):  # noqa: F811
+def test_stdin_to_stdout(syn, tmp_path):
     out = tmp_path / "out.conllu"
     rc, _, _ = run_cli(["parse", syn.test, "--model", syn.model, "-o", out, "-q"])
     assert rc == 0
@@ -90,7 +90,7 @@ def test_stdin_to_stdout(syn, tmp_path):  # noqa: F811
     assert err == ""  # -q: no summary
 
 
-def test_blank_head_deprel_input(syn, tmp_path):  # noqa: F811
+def test_blank_head_deprel_input(syn, tmp_path):
     a, b = tmp_path / "a.conllu", tmp_path / "b.conllu"
     assert run_cli(["parse", syn.test, "--model", syn.model, "-o", a, "-q"])[0] == 0
     rc, _, err = run_cli(["parse", syn.test_blank, "--model", syn.model, "-o", b, "-q"])
@@ -101,14 +101,14 @@ def test_blank_head_deprel_input(syn, tmp_path):  # noqa: F811
     check_trees(b.read_bytes())
 
 
-def test_multi_root(syn, tmp_path):  # noqa: F811
+def test_multi_root(syn, tmp_path):
     out = tmp_path / "out.conllu"
     rc, _, err = run_cli(["parse", syn.test, "--model", syn.model, "-o", out, "--multi-root"])
     assert rc == 0, err
     check_trees(out.read_bytes(), single_root=False)
 
 
-def test_several_inputs_in_order(syn, tmp_path):  # noqa: F811
+def test_several_inputs_in_order(syn, tmp_path):
     out = tmp_path / "out.conllu"
     rc, _, err = run_cli(["parse", syn.test, syn.dev, "--model", syn.model, "-o", out, "-q"])
     assert rc == 0, err
@@ -118,7 +118,7 @@ def test_several_inputs_in_order(syn, tmp_path):  # noqa: F811
                    + [s.sent_id for s in read_conllu(syn.dev)])
 
 
-def test_report_json(syn, tmp_path):  # noqa: F811
+def test_report_json(syn, tmp_path):
     out, rep = tmp_path / "out.conllu", tmp_path / "rep.json"
     rc, _, err = run_cli(["parse", syn.test, "--model", syn.model, "-o", out, "--report", rep])
     assert rc == 0, err
@@ -134,7 +134,7 @@ def test_report_json(syn, tmp_path):  # noqa: F811
     assert r["summary"]["certified"] == sum(s["certificate"] for s in r["sentences"])
 
 
-def test_time_limit_on_a_250_word_sentence(syn, tmp_path):  # noqa: F811
+def test_time_limit_on_a_250_word_sentence(syn, tmp_path):
     src = tmp_path / "long.conllu"
     src.write_text(long_sentence(250), encoding="utf-8")
     out, rep = tmp_path / "out.conllu", tmp_path / "rep.json"
@@ -164,7 +164,7 @@ def test_time_limit_on_a_250_word_sentence(syn, tmp_path):  # noqa: F811
     check_trees(out.read_bytes())
 
 
-def test_time_limit_api_returns_a_tree_uncertified(syn):  # noqa: F811
+def test_time_limit_api_returns_a_tree_uncertified(syn):
     import depparse
     from depparse.conllu import read_sentence
 
@@ -177,7 +177,7 @@ def test_time_limit_api_returns_a_tree_uncertified(syn):  # noqa: F811
     assert r.iterations < 100000
 
 
-def test_evaluate_and_report_commands(syn, tmp_path):  # noqa: F811
+def test_evaluate_and_report_commands(syn, tmp_path):
     out, rep = tmp_path / "out.conllu", tmp_path / "rep.json"
     assert run_cli(["parse", syn.test, "--model", syn.model, "-o", out, "--report", rep,
                     "-q"])[0] == 0
@@ -190,7 +190,7 @@ def test_evaluate_and_report_commands(syn, tmp_path):  # noqa: F811
     assert (tmp_path / "html").is_dir()
 
 
-def test_prune_flags(syn, tmp_path):  # noqa: F811
+def test_prune_flags(syn, tmp_path):
     def parse(name, *flags):
         out, rep = tmp_path / f"{name}.conllu", tmp_path / f"{name}.json"
         rc, _, err = run_cli(["parse", syn.test, "--model", syn.model, "-o", out, "--report",
@@ -213,7 +213,7 @@ def test_prune_flags(syn, tmp_path):  # noqa: F811
     assert [s["kept_arcs"] for s in pruned2["sentences"]] == kept
 
 
-def test_bad_flags_exit_2(syn, tmp_path):  # noqa: F811
+def test_bad_flags_exit_2(syn, tmp_path):
     for args in (["--max-iter", "0"], ["--jobs", "-1"], ["--time-limit", "0"],
                  ["--prune-threshold", "2"], ["--prune-threshold", "-0.001"],
                  ["--prune-max-heads", "0"]):

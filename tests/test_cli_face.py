@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 import pytest
-from fixtures_models import run_cli, syn  # noqa: F401
+from fixtures_models import run_cli
 
 import depparse
 from depparse.conllu import read_conllu
@@ -59,7 +59,7 @@ def test_multi_root_has_help():
     assert "several words attached to the root" in a.help
 
 
-def test_old_and_new_flag_names_train_the_same_model(syn, tmp_path):  # noqa: F811
+def test_old_and_new_flag_names_train_the_same_model(syn, tmp_path):
     new, old = tmp_path / "new.npz", tmp_path / "old.npz"
     common = ["--model", "sib", "--epochs", "1", "--bits", "12", "--no-labeler", "-q"]
     assert run_cli(["train", syn.train, "-o", new, *common])[0] == 0
@@ -70,7 +70,7 @@ def test_old_and_new_flag_names_train_the_same_model(syn, tmp_path):  # noqa: F8
     assert rc == 2 and "training file is missing" in err
 
 
-def test_report_and_evaluate_aliases(syn, tmp_path):  # noqa: F811
+def test_report_and_evaluate_aliases(syn, tmp_path):
     out, rep = tmp_path / "out.conllu", tmp_path / "run.json"
     assert run_cli(["parse", syn.test, "-m", syn.model, "-o", out, "--report", rep,
                     "-q"])[0] == 0
@@ -84,7 +84,7 @@ def test_report_and_evaluate_aliases(syn, tmp_path):  # noqa: F811
         assert (tmp_path / flag.strip("-") / "index.html").is_file()
 
 
-def test_evaluate_text_shows_sentences_and_las_without_punct(syn, tmp_path):  # noqa: F811
+def test_evaluate_text_shows_sentences_and_las_without_punct(syn, tmp_path):
     out = tmp_path / "out.conllu"
     assert run_cli(["parse", syn.test, "-m", syn.model, "-o", out, "-q"])[0] == 0
     rc, stdout, err = run_cli(["evaluate", syn.test, out])
@@ -100,20 +100,20 @@ def test_evaluate_text_shows_sentences_and_las_without_punct(syn, tmp_path):  # 
     assert len(cols) == 1, text
 
 
-def test_unknown_model_lists_the_shipped_ones(syn, tmp_path):  # noqa: F811
+def test_unknown_model_lists_the_shipped_ones(syn, tmp_path):
     rc, _, err = run_cli(["parse", syn.test, "-m", "klingon"])
     assert rc == 2 and "installed models:" in err and "en_ewt_gs" in err
     assert "make model-packages" in err  # how to get the others
 
 
-def test_plain_text_given_as_conllu_gets_a_hint(syn, tmp_path):  # noqa: F811
+def test_plain_text_given_as_conllu_gets_a_hint(syn, tmp_path):
     src = tmp_path / "plain.txt"
     src.write_text("The cat sat on the mat.\n", encoding="utf-8")
     rc, _, err = run_cli(["parse", src, "-m", syn.model])
     assert rc == 2 and f"{src}:1:" in err and "CoNLL-U" in err and "10 tab-separated" in err
 
 
-def test_summary_line_counts_in_words(syn, tmp_path):  # noqa: F811
+def test_summary_line_counts_in_words(syn, tmp_path):
     one = tmp_path / "one.conllu"
     one.write_text(syn.test.read_text(encoding="utf-8").split("\n\n")[0] + "\n\n",
                    encoding="utf-8")
@@ -121,7 +121,7 @@ def test_summary_line_counts_in_words(syn, tmp_path):  # noqa: F811
     assert rc == 0 and "parsed 1 sentence, " in err, err
 
 
-def test_training_log_is_plain_and_ends_with_a_summary_table(syn, tmp_path):  # noqa: F811
+def test_training_log_is_plain_and_ends_with_a_summary_table(syn, tmp_path):
     model = tmp_path / "m.npz"
     rc, _, err = run_cli(["train", syn.train, "--dev", syn.dev, "-o", model, "--model", "sib",
                           "--epochs", "2", "--bits", "14", "--labeler-epochs", "1"])
@@ -141,14 +141,14 @@ def test_training_log_is_plain_and_ends_with_a_summary_table(syn, tmp_path):  # 
     assert rc == 0 and (tmp_path / "m.npz.ckpt.npz").exists() and "checkpoint kept" in err
 
 
-def test_labeler_epochs_follow_epochs_by_default(syn, tmp_path):  # noqa: F811
+def test_labeler_epochs_follow_epochs_by_default(syn, tmp_path):
     rc, _, err = run_cli(["train", syn.train, "-o", tmp_path / "m.npz", "--model", "sib",
                           "--epochs", "2", "--bits", "14"])
     assert rc == 0, err
     assert "labeler epoch 2/2" in err and "labeler epoch 3/" not in err
 
 
-def test_report_html_explains_certificates_and_shows_las(syn, tmp_path):  # noqa: F811
+def test_report_html_explains_certificates_and_shows_las(syn, tmp_path):
     from depparse.report.render import INTRO
 
     rep = tmp_path / "run.json"
@@ -174,7 +174,7 @@ def test_report_html_explains_certificates_and_shows_las(syn, tmp_path):  # noqa
 # issue 25
 
 
-def test_report_quiet_prints_nothing(syn, tmp_path):  # noqa: F811
+def test_report_quiet_prints_nothing(syn, tmp_path):
     rep = tmp_path / "run.json"
     assert run_cli(["parse", syn.test, "-m", syn.model, "-o", tmp_path / "o.conllu",
                     "--report", rep, "-q"])[0] == 0
@@ -211,7 +211,7 @@ def test_first_compilation_is_announced_and_not_counted(capsys):
     assert capsys.readouterr().err == "" and w.seconds == 0
 
 
-def test_api_train_logs_a_line_per_epoch(syn, tmp_path):  # noqa: F811
+def test_api_train_logs_a_line_per_epoch(syn, tmp_path):
     code = ("import depparse\n"
             f"m = depparse.train({str(syn.train)!r}, {str(syn.dev)!r}, model='sib', bits=14, "
             "epochs=2, labeler_epochs=1, dev_max_iter=200)\n")
@@ -228,7 +228,7 @@ def test_api_train_logs_a_line_per_epoch(syn, tmp_path):  # noqa: F811
     assert p.returncode == 0 and "epoch 1/2" not in p.stderr.decode(), p.stderr.decode()
 
 
-def test_train_log_into_a_file_shows_progress_within_an_epoch(syn, tmp_path, monkeypatch):  # noqa: F811
+def test_train_log_into_a_file_shows_progress_within_an_epoch(syn, tmp_path, monkeypatch):
     from depparse.learn import progress
 
     monkeypatch.setattr(progress, "LOG_SECONDS", 0.0)
@@ -239,7 +239,7 @@ def test_train_log_into_a_file_shows_progress_within_an_epoch(syn, tmp_path, mon
                      re.M), err
 
 
-def test_train_resume_without_checkpoint_says_so(syn, tmp_path):  # noqa: F811
+def test_train_resume_without_checkpoint_says_so(syn, tmp_path):
     rc, _, err = run_cli(["train", syn.train, "-o", tmp_path / "m.npz", "--model", "sib",
                           "--epochs", "1", "--bits", "12", "--no-labeler", "--resume", "-q"])
     assert rc == 0, err

@@ -9,7 +9,7 @@ from dataclasses import fields
 from pathlib import Path
 
 import pytest
-from fixtures_models import run_cli, syn  # noqa: F401
+from fixtures_models import run_cli
 
 import depparse
 from depparse import errors
@@ -91,7 +91,7 @@ def test_bad_settings_are_refused_by_the_config_and_the_api(kw, field):
 @pytest.mark.parametrize("flags,message", [(["--bits", "40"], "--bits must be between 4 and 30"),
                                            (["--max-iter", "0"], "--max-iter must be >= 1"),
                                            (["--loss-aug", "-1"], "--loss-aug must be >= 0.0")])
-def test_bad_flags_name_the_flag(syn, tmp_path, flags, message):  # noqa: F811
+def test_bad_flags_name_the_flag(syn, tmp_path, flags, message):
     rc, _, err = run_cli(["train", "--train", syn.train, "--out", tmp_path / "m.npz", *flags])
     assert rc == 2 and message in err, err
     assert not (tmp_path / "m.npz").exists()

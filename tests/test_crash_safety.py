@@ -21,7 +21,7 @@ import time
 import numpy as np
 import pytest
 import synthetic
-from fixtures_models import REPO_ROOT, run_cli, syn  # noqa: F401
+from fixtures_models import REPO_ROOT, run_cli
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="needs POSIX signals")
 
@@ -106,7 +106,7 @@ def test_killed_training_resumes_bit_identical(train_file, tmp_path):
                                            f"(seed {SEED})"
 
 
-def test_killed_parse_never_leaves_half_written_output(syn, tmp_path):  # noqa: F811
+def test_killed_parse_never_leaves_half_written_output(syn, tmp_path):
     src = tmp_path / "in.conllu"
     src.write_text(synthetic.conllu_text(1500, 7), encoding="utf-8")
     ref = tmp_path / "ref.conllu"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fixtures_models import run_cli, syn  # noqa: F401
+from fixtures_models import run_cli
 
 from depparse.conllu import read_sentence
 from depparse.encoding.context import ContextClasses, spherical_kmeans
@@ -370,7 +370,7 @@ def test_sentence_similarity_sanity():
 
 
 @needs_encoder
-def test_cli_trains_and_parses_with_context_classes(syn, tmp_path, monkeypatch):  # noqa: F811
+def test_cli_trains_and_parses_with_context_classes(syn, tmp_path, monkeypatch):
     model = tmp_path / "ctx.npz"
     rc, _, err = run_cli(["train", "--model", "sib", "--train", syn.train, "--out", model,
                           "--epochs", "1", "--bits", "16", "--context-layer", "2",
@@ -399,7 +399,7 @@ def test_cli_trains_and_parses_with_context_classes(syn, tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("flags", [["--context-layer", "7"], ["--context-layer", "-1"],
                                    ["--context-layer", "1", "--context-classes", "1"]])
-def test_bad_context_flags_exit_2(syn, tmp_path, flags):  # noqa: F811
+def test_bad_context_flags_exit_2(syn, tmp_path, flags):
     rc, _, err = run_cli(["train", "--train", syn.train, "--out", tmp_path / "m.npz", *flags])
     assert rc == 2 and "--context" in err
 

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from fixtures_models import run_cli, syn  # noqa: F401
+from fixtures_models import run_cli
 
 import depparse
 from depparse import catalog, paths
@@ -73,7 +73,7 @@ def _forget_fake_modules():
 
 
 @pytest.fixture
-def fake_package(tmp_path, monkeypatch, syn):  # noqa: F811
+def fake_package(tmp_path, monkeypatch, syn):
     path = install_fake_package(tmp_path / "site", syn.model)
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
     return path
@@ -89,7 +89,7 @@ def test_installed_package_found_by_every_name(fake_package):
     assert Path(depparse.load("xx").path) == fake_package
 
 
-def test_paths_and_checkout_models_still_work(fake_package, syn):  # noqa: F811
+def test_paths_and_checkout_models_still_work(fake_package, syn):
     assert resolve_model(str(syn.model)) == syn.model
     assert resolve_model(syn.model) == syn.model
     assert resolve_model("no/such/model.npz") == Path("no/such/model.npz")
@@ -113,7 +113,7 @@ def test_unknown_name_lists_what_is_installed(fake_package):
     assert err.startswith("depparse: error: qq: no model of that name") and err.count("\n") == 1
 
 
-def test_a_language_with_two_models_is_ambiguous(tmp_path, monkeypatch, syn):  # noqa: F811
+def test_a_language_with_two_models_is_ambiguous(tmp_path, monkeypatch, syn):
     site = tmp_path / "site"
     install_fake_package(site, syn.model)
     install_fake_package(site, syn.model, name="xx_other_gs", module="depparse_model_xx_other",
@@ -124,7 +124,7 @@ def test_a_language_with_two_models_is_ambiguous(tmp_path, monkeypatch, syn):  #
     assert resolve_model("xx_other").name == "xx_other_gs.npz"
 
 
-def test_broken_package_warns_and_the_others_stay(tmp_path, monkeypatch, syn):  # noqa: F811
+def test_broken_package_warns_and_the_others_stay(tmp_path, monkeypatch, syn):
     site = tmp_path / "site"
     path = install_fake_package(site, syn.model)
     path.unlink()
@@ -199,7 +199,7 @@ def test_runtime_dependencies_are_only_what_parsing_needs():
     assert eps["depparse"] == "depparse.spacy:make_depparse"
 
 
-def test_parse_path_imports_no_extra(syn):  # noqa: F811
+def test_parse_path_imports_no_extra(syn):
     """`depparse parse` (CoNLL-U and text) loads none of the optional dependencies."""
     code = f"""
 import sys
@@ -225,7 +225,7 @@ def _without(monkeypatch, module):
     monkeypatch.setattr(importlib.util, "find_spec", find_spec)
 
 
-def test_scheduler_without_dask_names_the_extra(monkeypatch, syn, tmp_path):  # noqa: F811
+def test_scheduler_without_dask_names_the_extra(monkeypatch, syn, tmp_path):
     _without(monkeypatch, "distributed")
     out = tmp_path / "out.conllu"
     rc, stdout, err = run_cli(["parse", syn.test, "-m", syn.model, "-o", out, "--scheduler",

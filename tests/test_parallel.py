@@ -18,7 +18,7 @@ import signal
 
 import numpy as np
 import pytest
-from fixtures_models import run_cli, run_subprocess, syn  # noqa: F401
+from fixtures_models import run_cli, run_subprocess
 
 import depparse
 from depparse.conllu import read_conllu, write_conllu
@@ -32,12 +32,12 @@ def _bytes(sents):
 
 
 @pytest.fixture(scope="module")
-def parser(syn):  # noqa: F811
+def parser(syn):
     return depparse.load(syn.model)
 
 
 @pytest.fixture(scope="module")
-def sents(syn):  # noqa: F811
+def sents(syn):
     return read_conllu(syn.test) + read_conllu(syn.dev)
 
 
@@ -73,7 +73,7 @@ def test_spawn_start_method_identical(parser, sents):
     assert not mp.active_children()
 
 
-def test_cli_jobs_identical(syn, tmp_path):  # noqa: F811
+def test_cli_jobs_identical(syn, tmp_path):
     a, b = tmp_path / "a.conllu", tmp_path / "b.conllu"
     ra, rb = tmp_path / "a.json", tmp_path / "b.json"
     assert run_cli(["parse", syn.test, syn.dev, "--model", syn.model, "-o", a, "--report", ra,
@@ -122,7 +122,7 @@ def test_worker_death_is_a_clean_error(parser, sents, monkeypatch):
 
 
 @pytest.mark.skipif("fork" not in mp.get_all_start_methods(), reason="needs fork")
-def test_cli_worker_errors(syn, tmp_path, monkeypatch):  # noqa: F811
+def test_cli_worker_errors(syn, tmp_path, monkeypatch):
     out = tmp_path / "out.conllu"
     for fn in (_boom, _die):
         monkeypatch.setattr(depparse.Parser, "parse_one", fn)
@@ -197,7 +197,7 @@ def test_worker_killed_mid_parse_loses_nothing(cluster, parser, sents):
     assert victim not in cluster.run(os.getpid).values(), "the worker was not killed"
 
 
-def test_cli_parse_with_scheduler(cluster, syn, tmp_path):  # noqa: F811
+def test_cli_parse_with_scheduler(cluster, syn, tmp_path):
     a, b = tmp_path / "a.conllu", tmp_path / "b.conllu"
     assert run_cli(["parse", syn.test, "--model", syn.model, "-o", a, "-q"])[0] == 0
     rc, _, err = run_cli(["parse", syn.test, "--model", syn.model, "-o", b, "--scheduler",
@@ -215,11 +215,11 @@ def test_cli_parse_with_scheduler(cluster, syn, tmp_path):  # noqa: F811
     assert rc == 2 and err.startswith("depparse: error:") and err.count("\n") == 1, err
 
 
-def _train_data(syn):  # noqa: F811
+def _train_data(syn):
     return read_conllu(syn.train), read_conllu(syn.dev)
 
 
-def test_ipm_one_shard_is_the_serial_perceptron(syn):  # noqa: F811
+def test_ipm_one_shard_is_the_serial_perceptron(syn):
     from depparse.config import DecodeConfig, ModelConfig, TrainConfig
     from depparse.distributed import train_distributed
     from depparse.learn.perceptron import train
@@ -233,7 +233,7 @@ def test_ipm_one_shard_is_the_serial_perceptron(syn):  # noqa: F811
     assert np.array_equal(m1.pruner, m2.pruner)
 
 
-def test_ipm_on_dask_equals_local_and_resumes(cluster, syn, tmp_path):  # noqa: F811
+def test_ipm_on_dask_equals_local_and_resumes(cluster, syn, tmp_path):
     from depparse.config import DecodeConfig, ModelConfig, TrainConfig
     from depparse.distributed import train_distributed
 
@@ -253,7 +253,7 @@ def test_ipm_on_dask_equals_local_and_resumes(cluster, syn, tmp_path):  # noqa: 
     assert np.array_equal(m_dask.weights, m_res.weights)
 
 
-def test_cli_train_with_scheduler(cluster, syn, tmp_path):  # noqa: F811
+def test_cli_train_with_scheduler(cluster, syn, tmp_path):
     out = tmp_path / "ipm.npz"
     rc, _, err = run_cli(["train", "--model", "sib", "--train", syn.train, "--dev", syn.dev,
                           "--out", out, "--epochs", "2", "--bits", "16", "--labeler-epochs",

@@ -6,20 +6,20 @@ import io
 import json
 
 import pytest
-from fixtures_models import run_cli, syn  # noqa: F401
+from fixtures_models import run_cli
 
 import depparse
 from depparse.conllu import read_conllu
 from depparse.decode.trees import validate_tree
 
 
-def _plain(syn):  # noqa: F811
+def _plain(syn):
     """The synthetic test sentences as plain text: two paragraphs."""
     texts = [s.text for s in read_conllu(syn.test)]
     return " ".join(texts[:20]) + "\n\n" + " ".join(texts[20:]) + "\n"
 
 
-def test_plain_text_is_segmented_tokenized_and_parsed(syn, tmp_path):  # noqa: F811
+def test_plain_text_is_segmented_tokenized_and_parsed(syn, tmp_path):
     src, out = tmp_path / "in.txt", tmp_path / "out.conllu"
     src.write_text(_plain(syn), encoding="utf-8")
     rc, _, err = run_cli(["parse", "--input", "text", src, "-m", syn.model, "-o", out])
@@ -46,7 +46,7 @@ def test_plain_text_is_segmented_tokenized_and_parsed(syn, tmp_path):  # noqa: F
     ("crlf-bom", b"\xef\xbb\xbfThe dog sleeps .\r\n\r\nA cat runs .\r\n"),
     ("tabs-controls", b"The\tdog\x07 sleeps .\n"),
 ])
-def test_plain_text_edge_cases_parse(syn, tmp_path, name, data):  # noqa: F811
+def test_plain_text_edge_cases_parse(syn, tmp_path, name, data):
     src, out = tmp_path / "in.txt", tmp_path / "out.conllu"
     src.write_bytes(data)
     rc, _, err = run_cli(["parse", "--input", "text", src, "-m", syn.model, "-o", out])
@@ -59,7 +59,7 @@ def test_plain_text_edge_cases_parse(syn, tmp_path, name, data):  # noqa: F811
 
 @pytest.mark.parametrize("data,word", [(b"caf\xe9 au lait\n", "UTF-8"),
                                        (b"a\x00b\n", "NUL")])
-def test_bad_plain_text_is_one_line_exit_2(syn, tmp_path, data, word):  # noqa: F811
+def test_bad_plain_text_is_one_line_exit_2(syn, tmp_path, data, word):
     src, out = tmp_path / "in.txt", tmp_path / "out.conllu"
     src.write_bytes(data)
     rc, stdout, err = run_cli(["parse", "--input", "text", src, "-m", syn.model, "-o", out])
@@ -69,7 +69,7 @@ def test_bad_plain_text_is_one_line_exit_2(syn, tmp_path, data, word):  # noqa: 
     assert not out.exists()
 
 
-def test_model_without_tokenizer_refuses_plain_text(syn, tmp_path):  # noqa: F811
+def test_model_without_tokenizer_refuses_plain_text(syn, tmp_path):
     model = tmp_path / "notok.npz"
     assert run_cli(["train", syn.train, "-o", model, "--model", "sib", "--epochs", "1",
                     "--bits", "12", "--no-labeler", "--no-tokenizer", "-q"])[0] == 0
@@ -80,7 +80,7 @@ def test_model_without_tokenizer_refuses_plain_text(syn, tmp_path):  # noqa: F81
     assert rc == 2 and "has no tokenizer" in err
 
 
-def _untagged(syn, tmp_path, name="untagged.conllu"):  # noqa: F811
+def _untagged(syn, tmp_path, name="untagged.conllu"):
     """The synthetic test file with LEMMA, UPOS, XPOS and FEATS blanked ('_')."""
     lines = []
     for line in syn.test.read_text(encoding="utf-8").split("\n"):
@@ -93,7 +93,7 @@ def _untagged(syn, tmp_path, name="untagged.conllu"):  # noqa: F811
     return src
 
 
-def test_untagged_input_for_a_model_without_tagger_warns(syn, tmp_path):  # noqa: F811
+def test_untagged_input_for_a_model_without_tagger_warns(syn, tmp_path):
     """Never silently worse trees: the missing columns are named, with what to do."""
     src = _untagged(syn, tmp_path)
     model = tmp_path / "notag.npz"
@@ -108,7 +108,7 @@ def test_untagged_input_for_a_model_without_tagger_warns(syn, tmp_path):  # noqa
     assert rc == 0 and "warning" not in err
 
 
-def test_untagged_input_gets_its_columns_predicted_and_only_those(syn, tmp_path):  # noqa: F811
+def test_untagged_input_gets_its_columns_predicted_and_only_those(syn, tmp_path):
     """The tagger fills the columns that are '_' everywhere; every other byte but HEAD and
     DEPREL stays; the trees are those of the tagged input (the tagger learned the synthetic
     language); the summary line and the report say what was predicted."""
@@ -141,7 +141,7 @@ def _blocks(path):
     return path.read_text(encoding="utf-8").rstrip("\n").split("\n\n")
 
 
-def test_a_file_tagged_in_places_is_tagged_per_sentence(syn, tmp_path):  # noqa: F811
+def test_a_file_tagged_in_places_is_tagged_per_sentence(syn, tmp_path):
     """Issue 25: every second sentence without tags (LEMMA, UPOS, XPOS, FEATS all '_'): each
     of those is tagged, the others keep their tags; the trees are those of the tagged file;
     the summary line, the report and the HTML report say how many sentences were tagged."""
@@ -172,7 +172,7 @@ def test_a_file_tagged_in_places_is_tagged_per_sentence(syn, tmp_path):  # noqa:
     assert "mixed.conllu: UPOS/LEMMA in 20 of 40 sentences" in page
 
 
-def test_a_column_missing_from_a_file_is_predicted_in_every_sentence(syn, tmp_path):  # noqa: F811
+def test_a_column_missing_from_a_file_is_predicted_in_every_sentence(syn, tmp_path):
     """LEMMA '_' throughout, UPOS given: the file lacks LEMMA (its first sentences say so),
     so every sentence gets its LEMMA predicted, and keeps its UPOS."""
     lines = []
@@ -190,7 +190,7 @@ def test_a_column_missing_from_a_file_is_predicted_in_every_sentence(syn, tmp_pa
         list(s.lemmas) for s in read_conllu(syn.test)]
 
 
-def test_retag_overrides_the_input_tags(syn, tmp_path):  # noqa: F811
+def test_retag_overrides_the_input_tags(syn, tmp_path):
     lines = []
     for line in syn.test.read_text(encoding="utf-8").split("\n"):
         cols = line.split("\t")

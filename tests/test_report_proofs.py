@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from fixtures_models import run_cli, syn  # noqa: F401
+from fixtures_models import run_cli
 from test_report import example_report
 
 from depparse.conllu import read_conllu
@@ -103,7 +103,7 @@ def test_invalid_proof_keys_are_named(edit, message):
     assert message in str(e.value)
 
 
-def test_parse_report_has_proofs_end_to_end(syn, tmp_path):  # noqa: F811
+def test_parse_report_has_proofs_end_to_end(syn, tmp_path):
     # budget 1: sentences not certified by the first iteration are proved by branch and bound
     rep_path = tmp_path / "r.json"
     rc, _, err = run_cli(["parse", syn.test, "-o", tmp_path / "o.conllu", "--budget", "1",
@@ -141,7 +141,7 @@ def _joined_sentence(path, sent_id="joined"):
     return f"# sent_id = {sent_id}\n# text = {' '.join(words)}\n" + "\n".join(rows) + "\n\n"
 
 
-def test_time_limit_gives_unproved_trees_end_to_end(syn, tmp_path):  # noqa: F811
+def test_time_limit_gives_unproved_trees_end_to_end(syn, tmp_path):
     # a limit that strikes after the first chunk of iterations: what is not certified by then
     # is returned unproved, and says so.  Besides the synthetic test sentences (which a good
     # model may certify within the first chunk) the input has a run-on sentence of the 71

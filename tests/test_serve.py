@@ -20,7 +20,6 @@ from pathlib import Path
 
 import pytest
 from fixtures_models import run_cli
-from fixtures_serve import server  # noqa: F401
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "corpora" / "sample.conllu"
@@ -93,7 +92,7 @@ def cli(tmp_path_factory):
 TEXT = {"tokenizer": "", "tagger": "", "parser": ""}
 
 
-def test_models_answers_as_udpipe(server):  # noqa: F811
+def test_models_answers_as_udpipe(server):
     status, answer = udpipe(server.url, "models", {}, "get")
     assert status == 200
     assert answer == {"models": {"en_ewt_gs": ["tokenizer", "tagger", "parser"]},
@@ -101,7 +100,7 @@ def test_models_answers_as_udpipe(server):  # noqa: F811
 
 
 @pytest.mark.parametrize("how", ["form", "multipart", "get"])
-def test_a_udpipe_client_parses_as_the_cli(server, cli, how):  # noqa: F811
+def test_a_udpipe_client_parses_as_the_cli(server, cli, how):
     status, answer = udpipe(server.url, "process", {**TEXT, "data": SHORT}, how)
     assert status == 200, answer
     assert set(answer) == {"model", "acknowledgements", "result"}
@@ -112,7 +111,7 @@ def test_a_udpipe_client_parses_as_the_cli(server, cli, how):  # noqa: F811
     assert status == 200 and answer["result"] == cli["sample"]
 
 
-def test_horizontal_and_vertical_input(server, cli):  # noqa: F811
+def test_horizontal_and_vertical_input(server, cli):
     h = udpipe(server.url, "process", {"input": "horizontal", "parser": "",
                                        "data": "The cat sat .\nIt  purred\n"})
     v = udpipe(server.url, "process", {"input": "vertical", "parser": "",
@@ -121,7 +120,7 @@ def test_horizontal_and_vertical_input(server, cli):  # noqa: F811
     assert h[1]["result"] == v[1]["result"] == cli["hand"]
 
 
-def test_without_parser_it_only_tokenizes_and_tags(server):  # noqa: F811
+def test_without_parser_it_only_tokenizes_and_tags(server):
     status, answer = udpipe(server.url, "process", {"tokenizer": "", "data": SHORT})
     assert status == 200
     words = [line.split("\t") for line in answer["result"].splitlines() if line[:1].isdigit()]
@@ -133,7 +132,7 @@ def test_without_parser_it_only_tokenizes_and_tags(server):  # noqa: F811
     assert [w[3] for w in words][:3] == ["DET", "NOUN", "VERB"] and words[0][6] == "_"
 
 
-def test_parse_answers_words_tree_proof_and_drawing(server, cli):  # noqa: F811
+def test_parse_answers_words_tree_proof_and_drawing(server, cli):
     status, answer = udpipe(server.url, "parse", {"tokenizer": "", "data": LONG})
     assert status == 200, answer
     assert answer["result"] == cli["long"]
@@ -155,7 +154,7 @@ def test_parse_answers_words_tree_proof_and_drawing(server, cli):  # noqa: F811
         assert 'id="a' in html and f's{i}-tree"' in html
 
 
-def test_time_limit_marks_trees_not_proved(server):  # noqa: F811
+def test_time_limit_marks_trees_not_proved(server):
     """Anytime decoding: with a time limit too short for branch and bound, a hard sentence
     gets the best tree found, marked not proved, and says so in its badge."""
     hard = ("Which sentences did the algorithm that the reviewers who had read the paper "
@@ -177,7 +176,7 @@ def test_time_limit_marks_trees_not_proved(server):  # noqa: F811
 # bad requests: each a 4xx with one line, never a 500 or a hang, and the server goes on
 
 
-def raw(server, request: bytes, timeout=60):  # noqa: F811
+def raw(server, request: bytes, timeout=60):
     """Send raw bytes; returns ``(status, body)`` of the answer."""
     host, port = urllib.parse.urlsplit(server.url).netloc.split(":")
     with socket.create_connection((host, int(port)), timeout=timeout) as sock:
@@ -230,7 +229,7 @@ def post(path, body: bytes, kind="application/x-www-form-urlencoded", extra=b"")
     (b"GET /static/../../api.py HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 404, ""),
     (b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03junk\r\n\r\n", 400, ""),
 ])
-def test_bad_requests_are_4xx_with_one_line(server, request_, status, needle):  # noqa: F811
+def test_bad_requests_are_4xx_with_one_line(server, request_, status, needle):
     got, body = raw(server, request_)
     assert got == status, body
     text = body.decode("utf-8", "replace")
@@ -238,7 +237,7 @@ def test_bad_requests_are_4xx_with_one_line(server, request_, status, needle):  
     assert server.alive()
 
 
-def test_broken_conllu_gets_the_cli_message(server, tmp_path, monkeypatch):  # noqa: F811
+def test_broken_conllu_gets_the_cli_message(server, tmp_path, monkeypatch):
     bad = "1\tThe\tthe\tDET\tDT\t_\t2\tdet\t_\t_\n2\tcat\tcat\tNOUN\n\n"
     status, message = udpipe(server.url, "process", {"parser": "", "data": bad})
     assert status == 400
@@ -248,7 +247,7 @@ def test_broken_conllu_gets_the_cli_message(server, tmp_path, monkeypatch):  # n
     assert rc == 2 and err == f"depparse: error: {message}"
 
 
-def test_a_body_over_the_limit_is_413_at_once(server):  # noqa: F811
+def test_a_body_over_the_limit_is_413_at_once(server):
     """A 10 MB body: refused from its Content-Length before it is read; without one (chunked),
     as soon as more than the limit (4 MiB) has come."""
     head = (b"POST /process HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-"
@@ -264,7 +263,7 @@ def test_a_body_over_the_limit_is_413_at_once(server):  # noqa: F811
     assert server.alive()
 
 
-def test_a_full_queue_answers_503_and_the_rest_are_right(server, cli):  # noqa: F811
+def test_a_full_queue_answers_503_and_the_rest_are_right(server, cli):
     """12 requests at once against a queue of 6: the ones over it are answered 503 at once,
     every other one is right."""
     barrier = threading.Barrier(12)
@@ -285,7 +284,7 @@ def test_a_full_queue_answers_503_and_the_rest_are_right(server, cli):  # noqa: 
     assert json.loads(server.get("/status")[1])["requests"] == 0
 
 
-def test_clients_that_go_away_leave_the_server_serving(server, cli):  # noqa: F811
+def test_clients_that_go_away_leave_the_server_serving(server, cli):
     host, port = urllib.parse.urlsplit(server.url).netloc.split(":")
     # half a body, then gone
     with socket.create_connection((host, int(port))) as sock:
@@ -305,7 +304,7 @@ def test_clients_that_go_away_leave_the_server_serving(server, cli):  # noqa: F8
     assert json.loads(server.get("/status")[1])["requests"] == 0
 
 
-def test_a_few_dozen_concurrent_requests_all_right(server, cli):  # noqa: F811
+def test_a_few_dozen_concurrent_requests_all_right(server, cli):
     """4 clients, 36 requests of mixed sizes and kinds (plain text, CoNLL-U, malformed):
     every answer is `depparse parse`'s for the same input, or its error."""
     kinds = [({**TEXT, "data": SHORT}, 200, cli["short"]),
@@ -329,7 +328,7 @@ def test_a_few_dozen_concurrent_requests_all_right(server, cli):  # noqa: F811
     assert all(ok), [j for j, good in zip(jobs, ok, strict=True) if not good]
 
 
-def test_the_page_and_its_files_are_served(server):  # noqa: F811
+def test_the_page_and_its_files_are_served(server):
     status, page = server.get("/")
     assert status == 200 and b'<script src="static/viewer.js"' in page
     for name in ("viewer.js", "page.css", "trees.css"):
@@ -341,7 +340,7 @@ def test_the_page_and_its_files_are_served(server):  # noqa: F811
 
 
 @pytest.mark.slow
-def test_a_killed_worker_fails_its_request_and_the_server_goes_on(server, cli):  # noqa: F811
+def test_a_killed_worker_fails_its_request_and_the_server_goes_on(server, cli):
     """A worker killed while parsing (as by the kernel's out-of-memory killer): that request
     is answered 500, the workers are started afresh, later requests are right."""
     import os

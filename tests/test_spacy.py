@@ -16,7 +16,6 @@ spacy = pytest.importorskip(
     "spacy", reason="spaCy is not installed: pip install 'depparse[spacy]' to test the "
                     "spaCy component")
 
-from fixtures_models import syn  # noqa: E402, F401
 
 import depparse  # noqa: E402
 from depparse.conllu import read_conllu  # noqa: E402
@@ -53,7 +52,7 @@ def _check_doc(doc, model):
         assert s._.depparse_proof == proof
 
 
-def test_component_fills_heads_labels_tags_and_sentences(syn):  # noqa: F811
+def test_component_fills_heads_labels_tags_and_sentences(syn):
     nlp = spacy.blank("en")
     nlp.add_pipe("depparse", config={"model": str(syn.model)})
     text = ("this old red dog sees happy old house with this park . "
@@ -66,7 +65,7 @@ def test_component_fills_heads_labels_tags_and_sentences(syn):  # noqa: F811
     assert all(p["optimal"] for p in doc._.depparse_proofs)
 
 
-def test_component_keeps_sentences_already_set_and_whitespace(syn):  # noqa: F811
+def test_component_keeps_sentences_already_set_and_whitespace(syn):
     nlp = spacy.blank("en")
     nlp.add_pipe("sentencizer")
     nlp.add_pipe("depparse", config={"model": str(syn.model)})
@@ -79,7 +78,7 @@ def test_component_keeps_sentences_already_set_and_whitespace(syn):  # noqa: F81
     assert nlp("")._.depparse_proofs == []
 
 
-def test_pipeline_with_depparse_tokenizer_and_displacy(syn):  # noqa: F811
+def test_pipeline_with_depparse_tokenizer_and_displacy(syn):
     from spacy import displacy
 
     import depparse.spacy as dspacy
@@ -97,7 +96,7 @@ def test_pipeline_with_depparse_tokenizer_and_displacy(syn):  # noqa: F811
     assert all(f">{t.text}</tspan>" in svg for t in doc)
 
 
-def test_entry_point_registers_the_factory_without_importing_depparse(syn):  # noqa: F811
+def test_entry_point_registers_the_factory_without_importing_depparse(syn):
     """spaCy finds "depparse" by its entry point (spacy_factories) in a fresh process."""
     code = f"""
 import sys, spacy

@@ -23,7 +23,7 @@ import time
 import numpy as np
 import pytest
 import synthetic
-from fixtures_models import REPO_ROOT, run_cli, syn  # noqa: F401
+from fixtures_models import REPO_ROOT, run_cli
 
 import depparse
 from depparse.conllu import read_conllu, write_conllu
@@ -42,12 +42,12 @@ def _bytes(sents):
 
 
 @pytest.fixture(scope="module")
-def parser(syn):  # noqa: F811
+def parser(syn):
     return depparse.load(syn.model)
 
 
 @pytest.fixture(scope="module")
-def sents(syn):  # noqa: F811
+def sents(syn):
     return read_conllu(syn.test) + read_conllu(syn.dev)
 
 
@@ -142,7 +142,7 @@ def test_text_in_batches_is_the_text_at_once(parser, sents, tmp_path, monkeypatc
 # the command line
 
 
-def test_cli_output_is_the_api_output(syn, parser, sents, tmp_path):  # noqa: F811
+def test_cli_output_is_the_api_output(syn, parser, sents, tmp_path):
     out = tmp_path / "out.conllu"
     for jobs in ("1", "2"):
         rc, _, err = run_cli(["parse", syn.test, syn.dev, "-m", syn.model, "-o", out,
@@ -152,7 +152,7 @@ def test_cli_output_is_the_api_output(syn, parser, sents, tmp_path):  # noqa: F8
         assert sorted(os.listdir(tmp_path)) == ["out.conllu"]
 
 
-def test_progress_lines_in_a_log(syn, tmp_path):  # noqa: F811
+def test_progress_lines_in_a_log(syn, tmp_path):
     big = tmp_path / "big.conllu"
     big.write_text(synthetic.conllu_text(400, 11), encoding="utf-8")
     rc, _, err = run_cli(["parse", big, "-m", syn.model, "-o", tmp_path / "o.conllu",
@@ -166,7 +166,7 @@ def test_progress_lines_in_a_log(syn, tmp_path):  # noqa: F811
     assert rc == 0 and err == "", err
 
 
-def test_folder_of_inputs_into_a_folder(syn, tmp_path):  # noqa: F811
+def test_folder_of_inputs_into_a_folder(syn, tmp_path):
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     texts = [s.text for s in read_conllu(syn.test)]
@@ -249,7 +249,7 @@ def _kill_during(args, state, rng, timeout=300):
 
 
 @pytest.fixture(scope="module")
-def big(syn, tmp_path_factory):  # noqa: F811
+def big(syn, tmp_path_factory):
     d = tmp_path_factory.mktemp("stream")
     src = d / "big.conllu"
     src.write_text(synthetic.conllu_text(1500, 7), encoding="utf-8")
@@ -259,7 +259,7 @@ def big(syn, tmp_path_factory):  # noqa: F811
 
 
 @pytest.mark.parametrize("kind,jobs", [("conllu", "1"), ("text", "1"), ("conllu", "2")])
-def test_killed_parse_resumes_byte_identical(syn, big, tmp_path, kind, jobs):  # noqa: F811
+def test_killed_parse_resumes_byte_identical(syn, big, tmp_path, kind, jobs):
     src = big[0] if kind == "conllu" else big[1]
     flags = ["--input", kind, "-m", syn.model, "--jobs", jobs, "-q"]
     ref, rep_ref = tmp_path / "ref.conllu", tmp_path / "ref.json"
@@ -295,7 +295,7 @@ def test_killed_parse_resumes_byte_identical(syn, big, tmp_path, kind, jobs):  #
     assert sorted(os.listdir(tmp_path)) == ["out.conllu", "ref.conllu", "ref.json", "run.json"]
 
 
-def test_partial_output_is_not_replaced_unasked(syn, big, tmp_path):  # noqa: F811
+def test_partial_output_is_not_replaced_unasked(syn, big, tmp_path):
     src = big[0]
     out = tmp_path / "out.conllu"
     state = tmp_path / "out.conllu.partial.state"
@@ -322,7 +322,7 @@ def test_partial_output_is_not_replaced_unasked(syn, big, tmp_path):  # noqa: F8
     assert rc == 2 and "--resume" in err
 
 
-def test_killed_folder_run_resumes(syn, big, tmp_path):  # noqa: F811
+def test_killed_folder_run_resumes(syn, big, tmp_path):
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     sents = read_conllu(big[0])
@@ -351,7 +351,7 @@ def test_killed_folder_run_resumes(syn, big, tmp_path):  # noqa: F811
     assert sorted(os.listdir(out)) == sorted(os.listdir(ref))
 
 
-def test_memory_stays_flat(syn, tmp_path):  # noqa: F811
+def test_memory_stays_flat(syn, tmp_path):
     """The parse of 10 times the sentences holds no more memory than that of once (Python
     allocations, measured by tracemalloc in-process): no list of all sentences."""
     import tracemalloc
@@ -373,7 +373,7 @@ def test_memory_stays_flat(syn, tmp_path):  # noqa: F811
     assert np.isfinite(peaks).all()
 
 
-def test_jobs_keep_the_predicted_tags(syn, tmp_path):  # noqa: F811
+def test_jobs_keep_the_predicted_tags(syn, tmp_path):
     """Untagged input with --jobs 2: the tags the workers predicted are in the output (before
     streaming, the parent rebuilt the sentences from the untagged input and lost them)."""
     lines = []

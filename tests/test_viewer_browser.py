@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 from fixtures_models import run_cli
-from fixtures_serve import server  # noqa: F401
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "corpora" / "sample.conllu"
@@ -67,7 +66,7 @@ def _arcs_and_words(svg):
     return arcs, words
 
 
-def test_type_a_sentence_and_see_its_proved_tree(server, browser, tmp_path):  # noqa: F811
+def test_type_a_sentence_and_see_its_proved_tree(server, browser, tmp_path):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
     from selenium.webdriver.support.ui import WebDriverWait
