@@ -54,7 +54,7 @@ from typing import NamedTuple
 
 from .atomic import atomic_output
 from .conllu import SentenceText, iter_conllu
-from .errors import DepparseError
+from .errors import DepparseError, UsageError
 
 __all__ = ["MAX_SHARD_BYTES", "MIN_SHARD_BYTES", "META_FORMAT", "Joiner", "RangeFile",
            "RangeScan", "ShardTask", "cut_points", "load_meta", "parse_shard", "plan_file",
@@ -164,8 +164,12 @@ def scan_range(path: str, kind: str, a: int, b: int) -> RangeScan:
     a, b : int
         The range (``a = 0``: its start is the file's start).
     """
-    size = os.path.getsize(path)
-    with open(path, "rb") as f:
+    try:
+        size = os.path.getsize(path)
+        f = open(path, "rb")
+    except OSError as e:
+        raise _unshared(path, "read the input", e) from None
+    with f:
         n = _count_newlines(f, a, min(b, size))
         if a == 0:
             return RangeScan(n, 0, 0)
@@ -323,11 +327,20 @@ def parse_shard(parser, task: ShardTask, settings: dict) -> dict:
         bad.append([e.line, str(e)])
 
     try:
+        raw = open(task.path, "rb")
+    except OSError as e:
+        return {"error": _unshared(task.path, "read the input", e)}
+    try:
+        out = open(data_tmp, "wb")
+        rep = open(rep_tmp, "wb") if settings["report"] else None
+    except OSError as e:
+        raw.close()
+        _remove(data_tmp)
+        return {"error": _unshared(os.path.dirname(task.out), "write the shard files", e)}
+    try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            with open(task.path, "rb") as raw, open(data_tmp, "wb") as out, \
-                    (open(rep_tmp, "wb") if settings["report"] else contextlib.nullcontext()
-                     ) as rep:
+            with raw, out, (rep or contextlib.nullcontext()):
                 lead = _lead(raw) if task.start == 0 else ""
                 f = RangeFile(raw, task.start, task.end, task.name)
                 read = deque()
@@ -372,6 +385,16 @@ def parse_shard(parser, task: ShardTask, settings: dict) -> dict:
     with atomic_output(task.out + ".json", "w", encoding="utf-8") as m:
         json.dump(meta, m)
     return meta
+
+
+def _unshared(path, what, e):
+    """The error of a worker that cannot reach a file of the run."""
+    import socket
+
+    return UsageError(f"{path}: cannot {what} on the worker {socket.gethostname()} "
+                      f"({e.strerror or e}): with --scheduler, the inputs and the output's "
+                      "folder must be on a filesystem that the workers share, under the same "
+                      "paths")
 
 
 def _remove(*paths):

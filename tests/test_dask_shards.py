@@ -226,6 +226,22 @@ def test_cli_on_a_cluster_is_the_local_run(cluster, syn, tmp_path):  # noqa: F81
             assert a["files"] == b["files"]
 
 
+def test_cli_on_a_cluster_into_stdout_and_relative_names(cluster, syn, tmp_path, monkeypatch):  # noqa: F811
+    monkeypatch.chdir(tmp_path)
+    rc, ref, err = run_cli(["parse", syn.test, syn.dev, "-m", syn.model, "-q"])
+    assert rc == 0, err
+    rc, got, err = run_cli(["parse", syn.test, syn.dev, "-m", syn.model, "-q", "--scheduler",
+                            cluster.address, "--shard-size", "4K"])
+    assert rc == 0, err
+    assert got == ref
+    assert not list(tmp_path.iterdir()), "the temporary shard folder is removed"
+    # a relative output: its shard folder is given to the workers as an absolute path
+    rc, _, err = run_cli(["parse", syn.test, syn.dev, "-m", syn.model, "-q", "-o", "rel.conllu",
+                          "--scheduler", cluster.address, "--shard-size", "4K"])
+    assert rc == 0, err
+    assert (tmp_path / "rel.conllu").read_bytes() == ref
+
+
 def test_cli_text_and_folders_on_a_cluster(cluster, syn, tmp_path):  # noqa: F811
     corpus = tmp_path / "corpus"
     corpus.mkdir()
@@ -264,6 +280,14 @@ def test_bad_input_on_a_cluster_is_the_local_error(cluster, syn, tmp_path):  # n
     rc, _, err = run_cli(["parse", "-", "-m", syn.model, "-o", out, "--scheduler",
                           cluster.address])
     assert rc == 2 and "stdin" in err and err.count("\n") == 1
+    # --skip-bad: the same output and the same list of skipped sentences
+    rc, _, local = run_cli(["parse", bad, "-m", syn.model, "-o", out, "--skip-bad", "-q"])
+    assert rc == 0 and "skipped:" in local
+    ref = out.read_bytes()
+    rc, _, err = run_cli(["parse", bad, "-m", syn.model, "-o", out, "--skip-bad", "-q",
+                          "--scheduler", cluster.address, "--shard-size", "1K"])
+    assert rc == 0 and err == local, err
+    assert out.read_bytes() == ref
 
 
 def test_worker_killed_mid_run_loses_nothing(cluster, syn, parser, tmp_path):  # noqa: F811

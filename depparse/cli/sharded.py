@@ -62,9 +62,11 @@ def _columns(parser, kind, retag, inputs):
     from ..inference.parser import TAG_WINDOW
 
     out = {}
-    for f in inputs:
-        head = first_sentences(parser, kind, f, TAG_WINDOW)
-        out[f] = tuple(parser.missing_columns(head)) if head else ()
+    with warnings.catch_warnings():  # the workers' readers warn (byte-order mark, CRLF)
+        warnings.simplefilter("ignore")
+        for f in inputs:
+            head = first_sentences(parser, kind, f, TAG_WINDOW)
+            out[f] = tuple(parser.missing_columns(head)) if head else ()
     return out
 
 
@@ -101,7 +103,8 @@ def run_sharded(run):
     folder = shard_dir_of(mode, targets)
     temporary = folder is None
     if temporary:
-        folder = tempfile.mkdtemp(prefix=".depparse-parse.", suffix=".shards", dir=".")
+        folder = tempfile.mkdtemp(prefix=".depparse-parse.", suffix=".shards",
+                                  dir=os.getcwd())
     elif os.path.exists(folder):
         if not args.resume:
             if not args.force:
@@ -121,7 +124,7 @@ def run_sharded(run):
     files = [f for _, f, _ in parsed]
     fingerprint = {"settings": run.settings, "inputs": [file_stat(f) for f in files]}
     try:
-        _join(run, iter_parse_files, parsed, folder, fingerprint)
+        _join(run, iter_parse_files, parsed, os.path.abspath(folder), fingerprint)
     except DepparseError:
         run._discard()
         _remove(folder)
