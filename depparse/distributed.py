@@ -1,7 +1,25 @@
 """Parsing and training on a Dask cluster (``dask.distributed``).
 
-Parsing (:func:`parse_distributed`, ``depparse parse --scheduler ADDRESS``)
-    The input is cut into shards of consecutive sentences; each shard is one task.  The
+Parsing files (:func:`iter_parse_files`, ``depparse parse --scheduler ADDRESS``)
+    The workers read the files themselves, from a filesystem they share with the client:
+    the client sends file names and byte ranges, never sentences.  Files larger than one
+    shard are first scanned by the workers (:func:`~depparse.shards.scan_range`: line
+    breaks, and the sentence or paragraph start at or after each nominal cut), which gives
+    the shards (``[start, end)`` between two sentence starts, and the line of ``start``);
+    then each shard is a task (:func:`~depparse.shards.parse_shard`) that reads, tokenizes,
+    tags and parses its bytes into a shard file of its own, written to a temporary name and
+    renamed, then its meta file (the counts).  The parser is sent to every worker once
+    (``broadcast=True``).  The client holds the shard list (also saved as ``plan.json``) and
+    the counts, and yields the shards in order as they complete, for joining
+    (:class:`~depparse.shards.Joiner`).  A worker that dies mid-shard makes the scheduler run
+    its shards again elsewhere; the new run writes the same shard file again, so nothing is
+    lost and nothing duplicated.  Bad input is returned by the task (not raised, so not
+    retried), and reported once the shards before it are done: the first error in file
+    order, as a local run reports it.
+
+Parsing sentences (:func:`parse_distributed`, the Python API)
+    A list of sentences held by the caller is cut into shards of consecutive sentences;
+    each shard is one task, sent with its sentences.  The
     parser is scattered to every worker once (``broadcast=True``, so losing a worker loses
     no copy that the others need).  Results are put in place by shard index, so the output
     is in input order and identical to a local run; a worker that dies mid-run only makes
