@@ -62,15 +62,17 @@ def _text(syn):  # noqa: F811
     return ("\n\n".join(paras) + "\n").encode("utf-8")
 
 
-def _sharded(parser, path, kind, shard_bytes, folder):
-    """Plan, parse and join a file without Dask: the workers' functions called here."""
+def _sharded(parser, path, kind, shard_bytes, folder, decide=True):
+    """Plan, parse and join a file without Dask: the workers' functions called here
+    (``decide``: the file's tag columns decided from its first sentences, as the client does;
+    else each shard decides from its own)."""
     size = os.path.getsize(path)
     cuts = cut_points(size, shard_bytes)
     scans = [scan_range(str(path), kind, a, cuts[i + 1] if i + 1 < len(cuts) else size)
              for i, a in enumerate(cuts)]
     bounds = plan_file(size, cuts, scans)
     cols = None
-    if kind == "conllu":
+    if kind == "conllu" and decide:
         from depparse.cli.stream import first_sentences
         from depparse.inference.parser import TAG_WINDOW
 
@@ -110,6 +112,34 @@ def test_shards_joined_are_the_local_output(parser, syn, tmp_path, kind):  # noq
             assert line == data.count(b"\n", 0, a) + 1
         if shard_bytes < 100:
             assert len(bounds) > 10
+
+
+def test_shards_take_the_files_tag_columns(parser, syn, tmp_path):  # noqa: F811
+    """The columns a file lacks are decided from its first 100 sentences (by the client), not
+    from each shard's: a file without LEMMA in its first 100 sentences gets LEMMA predicted
+    where it is '_' in a later shard too, as in a local run."""
+    from depparse.conllu import read_conllu, write_conllu
+
+    sents = read_conllu(syn.test) + read_conllu(syn.dev) + read_conllu(syn.test)
+    assert len(sents) > 110
+    out = []
+    for k, s in enumerate(sents):
+        if k < 100 or k % 4 == 0:
+            s = s.with_tags(lemmas=["_"] * (s.n + 1))
+        out.append(s)
+    path = tmp_path / "lemmas.conllu"
+    write_conllu(out, path)
+    ref = _local(path, "conllu", tmp_path, syn)
+    size = path.stat().st_size
+    folder = tmp_path / "s"
+    folder.mkdir()
+    got, bounds = _sharded(parser, path, "conllu", size // 12, folder)
+    assert len(bounds) >= 8
+    assert got == ref
+    # each shard deciding from its own first sentences would differ (the later shards have
+    # LEMMA in most sentences)
+    (tmp_path / "own").mkdir()
+    assert _sharded(parser, path, "conllu", size // 12, tmp_path / "own", decide=False)[0] != ref
 
 
 def test_a_shard_reports_bad_input_at_its_line(parser, syn, tmp_path):  # noqa: F811
