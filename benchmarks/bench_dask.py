@@ -93,10 +93,20 @@ class Cluster:
         return total
 
     def close(self):
-        for p in reversed(self.procs):
+        for p in self.workers:
             p.terminate()
+        for p in self.workers:
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        self.procs[0].terminate()
         for p in self.procs:
-            p.wait(timeout=30)
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:  # a worker whose scheduler went first
+                p.kill()
+                p.wait()
 
 
 def main():
