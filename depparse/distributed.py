@@ -240,53 +240,63 @@ PLAN_FORMAT = "depparse-parse-plan"
 PLAN_VERSION = 1
 
 
-def _plan(client, inputs, names, kind, shard_bytes, columns, shard_dir, token):
+def _file_key(path):
+    """A file's identity in the plan: its real path, size and modification time."""
+    st = os.stat(path)
+    return json.dumps([os.path.realpath(path), st.st_size, st.st_mtime_ns])
+
+
+def _plan(client, inputs, names, kind, shard_bytes, columns, shard_dir, token, known):
     """The shards of the inputs (:mod:`depparse.shards`): the files of more than one range
-    are scanned by the workers (the client reads none of the corpus)."""
+    are scanned by the workers (the client reads none of the corpus); ``known``: the
+    ``{file key: [(start, end, line), ...]}`` of a stopped run's plan, not scanned again.
+    Returns the tasks and the files' bounds (for the plan file)."""
+    import hashlib
+
     from .shards import ShardTask, cut_points, plan_file, scan_range
 
-    sizes = [os.path.getsize(f) for f in inputs]
+    keys = [_file_key(f) for f in inputs]
+    sizes = [json.loads(k)[1] for k in keys]
     cuts = [cut_points(n, shard_bytes) for n in sizes]
-    scans: dict = {}
     futures = {}
     for k, f in enumerate(inputs):
-        if len(cuts[k]) > 1:
+        if len(cuts[k]) > 1 and keys[k] not in known:
             for i, a in enumerate(cuts[k]):
                 b = cuts[k][i + 1] if i + 1 < len(cuts[k]) else sizes[k]
                 futures[(k, i)] = client.submit(scan_range, f, kind, a, b, pure=False,
                                                 retries=3, key=f"depparse-scan-{token}-{k}-{i}")
-    if futures:
-        keys = list(futures)
-        for key, r in zip(keys, client.gather([futures[x] for x in keys]), strict=True):
-            scans[key] = r
-    tasks = []
+    scans = dict(zip(futures, client.gather(list(futures.values())), strict=True))
+    tasks, bounds_of = [], {}
     for k, f in enumerate(inputs):
-        if not sizes[k]:
-            continue
-        if len(cuts[k]) == 1:
+        if keys[k] in known:
+            bounds = [tuple(x) for x in known[keys[k]]]
+        elif not sizes[k]:
+            bounds = []
+        elif len(cuts[k]) == 1:
             bounds = [(0, sizes[k], 1)]
         else:
             bounds = plan_file(sizes[k], cuts[k], [scans[(k, i)] for i in range(len(cuts[k]))])
+        bounds_of[keys[k]] = bounds
         cols = columns.get(names[k]) if columns else None
+        # named by the file and the offset: the same shard has the same files in every run
+        # (a resumed run may skip the inputs whose outputs are complete)
+        stem = hashlib.sha1(keys[k].encode("utf-8")).hexdigest()[:16]
         for a, b, line in bounds:
-            i = len(tasks)
-            tasks.append(ShardTask(i, k, f, names[k], a, b, line,
+            tasks.append(ShardTask(len(tasks), k, f, names[k], a, b, line,
                                    None if cols is None else tuple(cols),
-                                   os.path.join(shard_dir, f"shard-{i:07d}")))
-    return tasks
+                                   os.path.join(shard_dir, f"shard-{stem}-{a:013d}")))
+    return tasks, bounds_of
 
 
 def _load_plan(path, fingerprint):
-    from .shards import ShardTask
-
+    """``(shard_bytes, {file key: bounds})`` of a stopped run with this fingerprint, or None."""
     try:
         with open(path, encoding="utf-8") as f:
             plan = json.load(f)
         if (plan.get("format") != PLAN_FORMAT or plan.get("version") != PLAN_VERSION
                 or plan.get("fingerprint") != fingerprint):
             return None
-        return [ShardTask(*t[:7], None if t[7] is None else tuple(t[7]), t[8])
-                for t in plan["shards"]]
+        return int(plan["shard_bytes"]), dict(plan["files"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
@@ -301,8 +311,8 @@ def iter_parse_files(parser, inputs, client_or_address, shard_dir, *, kind="conl
 
     The files are cut into byte-range shards at sentence (CoNLL-U) or paragraph (plain text)
     boundaries, each parsed by a worker into its shard file (:mod:`depparse.shards`); the
-    client sends file names and byte offsets and gets back counts.  The plan (the shard
-    list) is kept in ``shard_dir/plan.json``; a shard is complete when its meta file is
+    client sends file names and byte offsets and gets back counts.  The plan (each file's
+    shards) is kept in ``shard_dir/plan.json``; a shard is complete when its meta file is
     there, so that a run stopped and continued (``resume``) parses only the shards that
     were not complete.  A worker that dies mid-shard leaves at most a temporary file: the
     scheduler runs the shard again elsewhere and the new run writes it whole (a shard task
@@ -331,10 +341,13 @@ def iter_parse_files(parser, inputs, client_or_address, shard_dir, *, kind="conl
     max_iter, single_root, time_limit, trace
         As in :meth:`~depparse.inference.parser.Parser.parse_one`.
     shard_bytes : int, optional
-        Nominal shard size (default :func:`~depparse.shards.shard_bytes_for`).
+        Nominal shard size (default :func:`~depparse.shards.shard_bytes_for`; a resumed run
+        keeps the stopped run's).
     resume : bool
         Keep the plan and the complete shards of a stopped run with the same
-        ``fingerprint``.
+        ``fingerprint``: the shards of a file that did not change (same real path, size
+        and modification time) keep their bounds and files, also when the inputs are not
+        the same list (a folder whose complete outputs are skipped).
     fingerprint : JSON value
         What identifies the run (model, settings, inputs), kept with the plan and shards.
     retries : int
@@ -369,17 +382,20 @@ def iter_parse_files(parser, inputs, client_or_address, shard_dir, *, kind="conl
     plan_path = os.path.join(shard_dir, "plan.json")
     token = uuid.uuid4().hex[:12]
     with connect(client_or_address) as client:
-        tasks = _load_plan(plan_path, fingerprint) if resume else None
-        if tasks is None:
-            if shard_bytes is None:
-                shard_bytes = shard_bytes_for(sum(os.path.getsize(f) for f in inputs),
-                                              _nthreads(client))
-            tasks = _plan(client, inputs, names, kind, int(shard_bytes), columns, shard_dir,
-                          token)
-            with atomic_output(plan_path, "w", encoding="utf-8") as f:
-                json.dump({"format": PLAN_FORMAT, "version": PLAN_VERSION,
-                           "fingerprint": fingerprint,
-                           "shards": [list(t) for t in tasks]}, f)
+        stopped = _load_plan(plan_path, fingerprint) if resume else None
+        known: dict = {}
+        if stopped is not None:
+            shard_bytes, known = stopped
+        elif shard_bytes is None:
+            shard_bytes = shard_bytes_for(sum(os.path.getsize(f) for f in inputs),
+                                          _nthreads(client))
+        tasks, bounds_of = _plan(client, inputs, names, kind, int(shard_bytes), columns,
+                                 shard_dir, token, known)
+        known.update(bounds_of)
+        with atomic_output(plan_path, "w", encoding="utf-8") as f:
+            json.dump({"format": PLAN_FORMAT, "version": PLAN_VERSION,
+                       "fingerprint": fingerprint, "shard_bytes": int(shard_bytes),
+                       "files": known}, f)
         slots: dict = {}
         if resume:
             for t in tasks:

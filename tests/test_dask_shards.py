@@ -385,7 +385,7 @@ def test_resume_parses_only_the_missing_shards(cluster, syn, tmp_path,  # noqa: 
     # two shards not done, one half-written (its size is not the one its meta records)
     metas[1].unlink()
     metas[-1].unlink()
-    (folder / "shard-0000002.conllu").write_bytes(b"cut")
+    metas[2].with_suffix(".conllu").write_bytes(b"cut")
     rc, _, err = run_cli(args)
     assert rc == 2 and "--resume" in err and "--force" in err and err.count("\n") == 1
     rc, _, err = run_cli(args + ["--resume"])
@@ -400,3 +400,41 @@ def test_resume_parses_only_the_missing_shards(cluster, syn, tmp_path,  # noqa: 
     rc, _, err = run_cli(args + ["--resume"])
     assert rc == 0 and "resuming" not in err, err
     assert out.read_bytes() == _local(big, "conllu", tmp_path, syn)
+
+
+def test_resume_a_folder_run(cluster, syn, tmp_path, monkeypatch):  # noqa: F811
+    """A folder run stopped after its first output: --resume skips that input (its output is
+    complete) and joins the others from their complete shards."""
+    import depparse.cli.sharded as sharded
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for name in ("a", "b", "c"):
+        (corpus / f"{name}.conllu").write_bytes(_big(syn, tmp_path, 1).read_bytes())
+    rc, _, err = run_cli(["parse", corpus, "-m", syn.model, "-o", f"{tmp_path}/ref/", "-q"])
+    assert rc == 0, err
+    args = ["parse", corpus, "-m", syn.model, "-o", f"{tmp_path}/out/", "--scheduler",
+            cluster.address, "--shard-size", "3K"]
+    remove = sharded._remove
+
+    def keep(path):
+        shutil.copytree(path, tmp_path / "kept")
+        remove(path)
+
+    monkeypatch.setattr(sharded, "_remove", keep)
+    rc, _, err = run_cli(args)
+    assert rc == 0, err
+    monkeypatch.setattr(sharded, "_remove", remove)
+    out = tmp_path / "out"
+    for name in ("b", "c"):
+        (out / f"{name}.conllu").unlink()
+    shutil.copytree(tmp_path / "kept", out / ".depparse-parse.partial.shards")
+    n_bc = len(list((tmp_path / "kept").glob("shard-*.json"))) * 2 // 3
+    rc, _, err = run_cli(args + ["--resume"])
+    assert rc == 0, err
+    assert "a.conllu: skipped" in err
+    assert f"resuming: {n_bc:,} of {n_bc:,} shards are complete" in err, err
+    for name in ("a", "b", "c"):
+        assert (out / f"{name}.conllu").read_bytes() == \
+            (tmp_path / "ref" / f"{name}.conllu").read_bytes()
+    assert not list(out.glob(".*"))

@@ -29,7 +29,7 @@ import warnings
 
 from ..atomic import PARTIAL_SUFFIX
 from ..errors import ConlluError, DepparseError, UsageError
-from .stream import count_of, file_stat, first_sentences, written
+from .stream import count_of, first_sentences, written
 
 __all__ = ["parse_size", "run_sharded", "shard_dir_of"]
 
@@ -121,8 +121,9 @@ def run_sharded(run):
                          f"{e.strerror or e}") from None
     skip = run._skipped(0)
     parsed = [(i, f, t) for i, (f, t) in enumerate(run.segments) if i not in skip]
-    files = [f for _, f, _ in parsed]
-    fingerprint = {"settings": run.settings, "inputs": [file_stat(f) for f in files]}
+    # the inputs' identities are in the plan and the shards' names (a resumed folder run may
+    # skip the inputs whose outputs are complete)
+    fingerprint = {"settings": run.settings}
     try:
         _join(run, iter_parse_files, parsed, os.path.abspath(folder), fingerprint)
     except DepparseError:
