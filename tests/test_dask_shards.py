@@ -204,14 +204,15 @@ class Cluster:
             c.wait_for_workers(n, timeout=60)
 
     def close(self):
-        for p in self.workers + [self.scheduler]:
-            if p.poll() is None:
-                p.terminate()
-        for p in self.workers + [self.scheduler]:
-            try:
-                p.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        for p in self.workers:  # nothing of theirs to keep: no graceful close (seconds)
+            p.kill()
+            p.wait()
+        self.scheduler.terminate()
+        try:
+            self.scheduler.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.scheduler.kill()
+            self.scheduler.wait()
 
 
 @pytest.fixture(scope="module")

@@ -90,6 +90,7 @@ EXAMPLES = {
   depparse parse input.conllu -o out.conllu --report run.json --jobs 2
   depparse parse big.conllu -o big.parsed.conllu --resume  # continue a run that was stopped
   depparse parse --input text corpus/*.txt -o parsed/      # one output per input file
+  depparse parse corpus/ -o parsed/ --scheduler tcp://10.0.0.5:8786  # Dask workers (shared fs)
   depparse parse input.conllu -m my_model.npz --prune-threshold 1e-4 --prune-max-heads 10
 """,
     "evaluate": """examples:

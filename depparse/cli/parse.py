@@ -14,6 +14,9 @@ to the committed sizes and the inputs are read on from the committed positions, 
 the output is byte for byte that of a run that was never stopped
 (``tests/test_streaming.py`` kills runs with SIGKILL at random moments).  At the end the
 files are renamed into place; until then nothing has the name the user gave.
+
+With ``--scheduler`` the workers of a Dask cluster read and parse the inputs and this process
+joins their shard files (:mod:`.sharded`).
 """
 
 from __future__ import annotations
