@@ -21,7 +21,9 @@ Cutting (:func:`cut_points`, :func:`scan_range`, :func:`plan_file`)
 Parsing (:func:`parse_shard`, a worker's task)
     The shard's bytes are read as a stream (:class:`RangeFile`), as a local run reads them:
     :func:`~depparse.conllu.iter_conllu` from the shard's first line, or the model's tokenizer
-    (:meth:`~depparse.inference.tokenizer.Tokenizer.iter_sentences`) from the shard's offset;
+    over the shard's paragraph batches (:func:`~depparse.inference.textfile.iter_text_batches`,
+    as :meth:`~depparse.inference.tokenizer.Tokenizer.iter_sentences` reads a file; the
+    file's first sentence, in whichever shard it is, gets ``# newdoc``);
     tagged by :meth:`~depparse.inference.parser.Parser.iter_tag_columns` with the file's
     columns decided by the client from the file's first sentences (``task.columns``, the
     decision of a local run); parsed by :meth:`~depparse.inference.parser.Parser.iter_parsed`.
@@ -241,7 +243,10 @@ class RangeFile:
         left = self.end - self.pos
         if n is None or n < 0 or n > left:
             n = left
-        data = self.f.read(n) if n > 0 else b""
+        if n <= 0:
+            return b""
+        self.f.seek(self.pos)  # (the file may be read elsewhere between two reads)
+        data = self.f.read(n)
         self.pos += len(data)
         return data
 
@@ -275,12 +280,47 @@ def _lead(f) -> str:
     return lead.decode("utf-8", "surrogateescape")
 
 
-def _sentences(parser, f, task, kind, on_error):
-    if kind == "text":
-        from .inference.tokenizer import TextPosition
+def _only_space_before(f, start: int) -> bool:
+    """Whether the bytes of a file before ``start`` are blank (a byte-order mark and white
+    space): then a text shard at ``start`` holds the file's first sentence.  Reads until the
+    first other character (at once, in any file that does not start with blank lines)."""
+    f.seek(0)
+    left, first = start, True
+    while left > 0:
+        chunk = f.read(min(_READ, left))
+        if not chunk:
+            break
+        left -= len(chunk)
+        if first and chunk.startswith(_BOM):
+            chunk = chunk[len(_BOM):]
+        first = False
+        text = chunk.decode("utf-8", "surrogateescape")
+        if text and not text.isspace():
+            return False
+    return True
 
-        pos = TextPosition(task.start, task.line, 1, -1)
-        return (s for s, _ in parser.tokenizer.iter_sentences(f, after=pos))
+
+def _text_sentences(parser, f, task, first):
+    """The sentences of a text shard, as :meth:`Tokenizer.iter_sentences` reads them from
+    the shard's offset, numbered from 1 (the joining numbers them on); ``first``: the shard
+    holds the file's first sentence (which gets ``# newdoc``)."""
+    from .inference.textfile import TEXT_BATCH, iter_text_batches
+
+    sid = 1
+    for b in iter_text_batches(f, task.name, task.start, task.line, TEXT_BATCH):
+        newdoc = b.first if task.start == 0 else (first and sid == 1)
+        sents = parser.tokenizer.tokenize(b.text, source=task.name, first_id=sid,
+                                          newdoc=newdoc)
+        yield from sents
+        sid += len(sents)
+
+
+def _sentences(parser, raw, task, kind, on_error):
+    """The sentences of a shard of the open file ``raw``."""
+    first = kind == "text" and task.start > 0 and _only_space_before(raw, task.start)
+    f = RangeFile(raw, task.start, task.end, task.name)
+    if kind == "text":
+        return _text_sentences(parser, f, task, first)
     return iter_conllu(f, on_error=on_error, first_line=task.line)
 
 
@@ -341,8 +381,10 @@ def parse_shard(parser, task: ShardTask, settings: dict) -> dict:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             with raw, out, (rep or contextlib.nullcontext()):
-                lead = _lead(raw) if task.start == 0 else ""
-                f = RangeFile(raw, task.start, task.end, task.name)
+                # (plain text: the tokenizer's CoNLL-U starts with its first sentence)
+                lead = _lead(raw) if task.start == 0 and kind == "conllu" else ""
+                sents = _sentences(parser, raw, task, kind,
+                                   on_error if settings["skip_bad"] else None)
                 read = deque()
 
                 def tracked(it):
@@ -350,8 +392,7 @@ def parse_shard(parser, task: ShardTask, settings: dict) -> dict:
                         read.append(s)
                         yield s
 
-                sents = tracked(_sentences(parser, f, task, kind,
-                                           on_error if settings["skip_bad"] else None))
+                sents = tracked(sents)
                 columns = None if task.columns is None else {task.name: tuple(task.columns)}
                 text_of = SentenceText(count=1)  # the joining writes what goes before it
                 for parsed, r in parser.iter_parse_results(

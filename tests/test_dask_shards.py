@@ -62,6 +62,14 @@ def _text(syn):  # noqa: F811
     return ("\n\n".join(paras) + "\n").encode("utf-8")
 
 
+def _odd_text(syn):  # noqa: F811
+    """:func:`_text` with a byte-order mark, leading blank lines, CRLF and space-only lines."""
+    text = _text(syn).decode("utf-8").split("\n\n")
+    seps = ["\n\n", "\r\n\r\n", "\n \t\n", "\n\n\n"]
+    out = "".join(p + seps[k % 4] for k, p in enumerate(text))
+    return ("\ufeff\n\n" + out).encode("utf-8")
+
+
 def _sharded(parser, path, kind, shard_bytes, folder, decide=True):
     """Plan, parse and join a file without Dask: the workers' functions called here
     (``decide``: the file's tag columns decided from its first sentences, as the client does;
@@ -98,7 +106,7 @@ def _sharded(parser, path, kind, shard_bytes, folder, decide=True):
 @pytest.mark.parametrize("kind", ["conllu", "text"])
 def test_shards_joined_are_the_local_output(parser, syn, tmp_path, kind):  # noqa: F811
     path = tmp_path / ("odd.conllu" if kind == "conllu" else "odd.txt")
-    path.write_bytes(_odd_conllu(syn) if kind == "conllu" else _text(syn))
+    path.write_bytes(_odd_conllu(syn) if kind == "conllu" else _odd_text(syn))
     ref = _local(path, kind, tmp_path, syn)
     data = path.read_bytes()
     for shard_bytes in (1, 97, 700, 4000, len(data) + 1):
