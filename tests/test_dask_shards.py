@@ -403,7 +403,14 @@ def test_resume_parses_only_the_missing_shards(cluster, syn, tmp_path,  # noqa: 
     assert f"resuming: {len(metas) - 3:,} of {len(metas)} shards are complete" in err, err
     assert f"; {len(metas) - 3} shards parsed before --resume" in err
     assert not folder.exists()
-    # --force starts again; a changed input makes the kept shards useless
+    # a stopped local run is not replaced unasked
+    (tmp_path / "out.conllu.partial.state").write_text("{}")
+    rc, _, err = run_cli(args)
+    assert rc == 2 and "without --scheduler" in err and "--force" in err
+    rc, _, err = run_cli(args + ["--force"])
+    assert rc == 0 and out.read_bytes() == ref, err
+    assert not (tmp_path / "out.conllu.partial.state").exists()
+    # a changed input makes the kept shards useless
     shutil.copytree(tmp_path / "kept", folder)
     big.write_bytes(big.read_bytes() + syn.text("test"))
     rc, _, err = run_cli(args + ["--resume"])

@@ -100,6 +100,12 @@ def run_sharded(run):
     if args.resume and mode == "in-place":
         raise UsageError("--resume with --scheduler continues -o FILE or -o FOLDER/ runs, not "
                          "--in-place (whose finished inputs were replaced)")
+    if run.state_path and os.path.exists(run.state_path):  # a stopped run without --scheduler
+        if not args.force:
+            raise UsageError(f"{run._partial_name()}: an earlier run (without --scheduler) "
+                             "stopped here; continue it with --resume without --scheduler, or "
+                             "start again with --force")
+        os.unlink(run.state_path)
     folder = shard_dir_of(mode, targets)
     temporary = folder is None
     if temporary:
