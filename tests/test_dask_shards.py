@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -454,3 +455,31 @@ def test_resume_a_folder_run(cluster, syn, tmp_path, monkeypatch):  # noqa: F811
         assert (out / f"{name}.conllu").read_bytes() == \
             (tmp_path / "ref" / f"{name}.conllu").read_bytes()
     assert not list(out.glob(".*"))
+
+
+def test_client_killed_then_resumed(cluster, syn, tmp_path):  # noqa: F811
+    """The client killed (SIGKILL) once some shards are complete: --resume keeps them, parses
+    the others and writes the local run's bytes."""
+    big = _big(syn, tmp_path, 6)
+    ref = _local(big, "conllu", tmp_path, syn)
+    out = tmp_path / "out.conllu"
+    folder = tmp_path / "out.conllu.partial.shards"
+    args = [sys.executable, "-m", "depparse.cli", "parse", str(big), "-m", str(syn.model),
+            "-o", str(out), "--scheduler", cluster.address, "--shard-size", "1K", "-q"]
+    p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    t0 = time.time()
+    while len(list(folder.glob("shard-*.json"))) < 3 and p.poll() is None:
+        assert time.time() - t0 < 120
+        time.sleep(0.02)
+    p.kill()
+    assert p.wait() == -signal.SIGKILL, "the run ended before it was killed"
+    assert not out.exists() and folder.exists()
+    time.sleep(1)  # (the cluster may still finish the shards it had started)
+    done = len(list(folder.glob("shard-*.json")))
+    p = subprocess.run(args[:-1] + ["--resume"], capture_output=True, timeout=300)
+    err = p.stderr.decode()
+    assert p.returncode == 0, err
+    assert out.read_bytes() == ref
+    m = re.search(r"resuming: (\d+) of ([\d,]+) shards are complete", err)
+    assert m and int(m.group(1)) >= min(done, 3), err
+    assert not folder.exists()
