@@ -8,8 +8,9 @@ depparse/distributed.py ``iter_parse_files``, depparse/cli/sharded.py).
 * On a real cluster (``dask scheduler`` and two ``dask worker`` processes on 127.0.0.1, no
   nanny, so that a killed worker stays dead): the CLI's output and report equal a local
   run's, for one file, several files into one output, a folder and plain text; a worker
-  killed mid-run loses and duplicates nothing; a stopped run continued by ``--resume``
-  parses only the shards that were not complete; bad input is the local run's error.
+  killed mid-run loses and duplicates nothing; a stopped run (a client killed with SIGKILL,
+  or a folder run) continued by ``--resume`` parses only the shards that were not complete;
+  bad input is the local run's error, ``--skip-bad`` the local run's list.
 """
 
 from __future__ import annotations
