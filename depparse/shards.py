@@ -353,6 +353,14 @@ def parse_shard(parser, task: ShardTask, settings: dict) -> dict:
         (``[line, message]`` of the sentences ``skip_bad`` skipped), ``warnings``
         (``[category, message]``); or ``{"error": DepparseError}`` for bad input (returned,
         not raised, so that the scheduler does not try it again).
+
+    Notes
+    -----
+    The warnings of the readers and the tagger are recorded here and returned, for the client
+    to show (``warnings.catch_warnings``, which is not thread-safe: on a worker with several
+    threads a warning may be shown by the worker instead, or be returned by another shard's
+    task; the parse itself holds the GIL, so one thread per worker process is the set-up to
+    use anyway).
     """
     from .report.schema import sentence_entry
 
