@@ -1,7 +1,25 @@
 """Parsing and training on a Dask cluster (``dask.distributed``).
 
-Parsing (:func:`parse_distributed`, ``depparse parse --scheduler ADDRESS``)
-    The input is cut into shards of consecutive sentences; each shard is one task.  The
+Parsing files (:func:`iter_parse_files`, ``depparse parse --scheduler ADDRESS``)
+    The workers read the files themselves, from a filesystem they share with the client:
+    the client sends file names and byte ranges, never sentences.  Files larger than one
+    shard are first scanned by the workers (:func:`~depparse.shards.scan_range`: line
+    breaks, and the sentence or paragraph start at or after each nominal cut), which gives
+    the shards (``[start, end)`` between two sentence starts, and the line of ``start``);
+    then each shard is a task (:func:`~depparse.shards.parse_shard`) that reads, tokenizes,
+    tags and parses its bytes into a shard file of its own, written to a temporary name and
+    renamed, then its meta file (the counts).  The parser is sent to every worker once
+    (``broadcast=True``).  The client holds the shard list (also saved as ``plan.json``) and
+    the counts, and yields the shards in order as they complete, for joining
+    (:class:`~depparse.shards.Joiner`).  A worker that dies mid-shard makes the scheduler run
+    its shards again elsewhere; the new run writes the same shard file again, so nothing is
+    lost and nothing duplicated.  Bad input is returned by the task (not raised, so not
+    retried), and reported once the shards before it are done: the first error in file
+    order, as a local run reports it.
+
+Parsing sentences (:func:`parse_distributed`, the Python API)
+    A list of sentences held by the caller is cut into shards of consecutive sentences;
+    each shard is one task, sent with its sentences.  The
     parser is scattered to every worker once (``broadcast=True``, so losing a worker loses
     no copy that the others need).  Results are put in place by shard index, so the output
     is in input order and identical to a local run; a worker that dies mid-run only makes
@@ -46,7 +64,9 @@ then run one after the other in this process (same result, for tests and debuggi
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
+import os
 import time
 import uuid
 from contextlib import contextmanager
@@ -54,11 +74,13 @@ from contextlib import contextmanager
 import numpy as np
 
 from .api import load
+from .atomic import atomic_output
 from .errors import ConfigError, SchedulerError, require_extra
 from .inference.parallel import warmup
 from .inference.parser import Parser
 
-__all__ = ["SchedulerError", "connect", "parse_distributed", "train_distributed"]
+__all__ = ["SchedulerError", "connect", "iter_parse_files", "parse_distributed",
+           "train_distributed"]
 
 log = logging.getLogger(__name__)
 
@@ -209,6 +231,222 @@ def parse_distributed(parser_or_model_path, sentences, client_or_address, *, max
         single_root=single_root, time_limit=time_limit, trace=trace, shard_size=shard_size,
         retries=retries, on_shard=on_shard))
     return out if return_results else [p for p, _ in out]
+
+
+# ---------------------------------------------------------------------------------------
+# parsing files: byte-range shards read by the workers
+
+PLAN_FORMAT = "depparse-parse-plan"
+PLAN_VERSION = 1
+
+
+def _file_key(path):
+    """A file's identity in the plan: its real path, size and modification time."""
+    st = os.stat(path)
+    return json.dumps([os.path.realpath(path), st.st_size, st.st_mtime_ns])
+
+
+def _plan(client, inputs, names, kind, shard_bytes, columns, shard_dir, token, known):
+    """The shards of the inputs (:mod:`depparse.shards`): the files of more than one range
+    are scanned by the workers (the client reads none of the corpus); ``known``: the
+    ``{file key: [(start, end, line), ...]}`` of a stopped run's plan, not scanned again.
+    Returns the tasks and the files' bounds (for the plan file)."""
+    import hashlib
+
+    from .shards import ShardTask, cut_points, plan_file, scan_range
+
+    keys = [_file_key(f) for f in inputs]
+    sizes = [json.loads(k)[1] for k in keys]
+    cuts = [cut_points(n, shard_bytes) for n in sizes]
+    futures = {}
+    for k, f in enumerate(inputs):
+        if len(cuts[k]) > 1 and keys[k] not in known:
+            for i, a in enumerate(cuts[k]):
+                b = cuts[k][i + 1] if i + 1 < len(cuts[k]) else sizes[k]
+                futures[(k, i)] = client.submit(scan_range, f, kind, a, b, pure=False,
+                                                retries=3, key=f"depparse-scan-{token}-{k}-{i}")
+    scans = dict(zip(futures, client.gather(list(futures.values())), strict=True))
+    tasks, bounds_of = [], {}
+    for k, f in enumerate(inputs):
+        if keys[k] in known:
+            bounds = [tuple(x) for x in known[keys[k]]]
+        elif not sizes[k]:
+            bounds = []
+        elif len(cuts[k]) == 1:
+            bounds = [(0, sizes[k], 1)]
+        else:
+            bounds = plan_file(sizes[k], cuts[k], [scans[(k, i)] for i in range(len(cuts[k]))])
+        bounds_of[keys[k]] = bounds
+        cols = columns.get(names[k]) if columns else None
+        # named by the file and the offset: the same shard has the same files in every run
+        # (a resumed run may skip the inputs whose outputs are complete)
+        stem = hashlib.sha1(keys[k].encode("utf-8")).hexdigest()[:16]
+        for a, b, line in bounds:
+            tasks.append(ShardTask(len(tasks), k, f, names[k], a, b, line,
+                                   None if cols is None else tuple(cols),
+                                   os.path.join(shard_dir, f"shard-{stem}-{a:013d}")))
+    return tasks, bounds_of
+
+
+def _load_plan(path, fingerprint):
+    """``(shard_bytes, {file key: bounds})`` of a stopped run with this fingerprint, or None."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            plan = json.load(f)
+        if (plan.get("format") != PLAN_FORMAT or plan.get("version") != PLAN_VERSION
+                or plan.get("fingerprint") != fingerprint):
+            return None
+        return int(plan["shard_bytes"]), dict(plan["files"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def iter_parse_files(parser, inputs, client_or_address, shard_dir, *, kind="conllu",
+                     names=None, columns=None, retag=False, skip_bad=False, report=False,
+                     max_iter=None, single_root=None, time_limit=None, trace=False,
+                     shard_bytes=None, resume=False, fingerprint=None, retries=3,
+                     on_plan=None, on_shard=None):
+    """Parse files on a Dask cluster whose workers read them (a shared filesystem), each
+    shard into a shard file of ``shard_dir``; yields the shards in order, for joining.
+
+    The files are cut into byte-range shards at sentence (CoNLL-U) or paragraph (plain text)
+    boundaries, each parsed by a worker into its shard file (:mod:`depparse.shards`); the
+    client sends file names and byte offsets and gets back counts.  The plan (each file's
+    shards) is kept in ``shard_dir/plan.json``; a shard is complete when its meta file is
+    there, so that a run stopped and continued (``resume``) parses only the shards that
+    were not complete.  A worker that dies mid-shard leaves at most a temporary file: the
+    scheduler runs the shard again elsewhere and the new run writes it whole (a shard task
+    writes to a temporary name and renames).
+
+    Parameters
+    ----------
+    parser : Parser
+        Sent to every worker once.
+    inputs : list of str
+        The files, as the workers see them (absolute paths on the shared filesystem).
+    client_or_address : distributed.Client or str
+    shard_dir : str
+        An existing folder on the shared filesystem.
+    kind : {"conllu", "text"}
+    names : list of str, optional
+        The inputs as the user gave them (the sentences' ``source``; default ``inputs``).
+    columns : dict, optional
+        ``{name: columns}``: the tag columns each CoNLL-U file lacks, decided from its first
+        sentences (:meth:`~depparse.inference.parser.Parser.missing_columns`), as a local run
+        decides them.
+    retag, skip_bad : bool
+        As ``depparse parse --retag``, ``--skip-bad``.
+    report : bool
+        Also write each shard's report entries (``--report``).
+    max_iter, single_root, time_limit, trace
+        As in :meth:`~depparse.inference.parser.Parser.parse_one`.
+    shard_bytes : int, optional
+        Nominal shard size (default :func:`~depparse.shards.shard_bytes_for`; a resumed run
+        keeps the stopped run's).
+    resume : bool
+        Keep the plan and the complete shards of a stopped run with the same
+        ``fingerprint``: the shards of a file that did not change (same real path, size
+        and modification time) keep their bounds and files, also when the inputs are not
+        the same list (a folder whose complete outputs are skipped).
+    fingerprint : JSON value
+        What identifies the run (model, settings, inputs), kept with the plan and shards.
+    retries : int
+        Times a task that raised is tried again (a dead worker does not count).
+    on_plan : callable, optional
+        ``on_plan(tasks, done)`` once the plan is known (``done``: shards complete already).
+    on_shard : callable, optional
+        ``on_shard(index, n_shards)`` when a shard came back (tests, progress).
+
+    Yields
+    ------
+    (ShardTask, dict, str)
+        Each shard, in order, with its meta (:func:`~depparse.shards.parse_shard`) and the
+        leading text of its file.
+
+    Raises
+    ------
+    DepparseError
+        The first bad input in file order (a ConlluError ``FILE:LINE: message``), once the
+        shards before it are done; SchedulerError if the scheduler cannot be reached.
+    """
+    require_extra("distributed", "dask", "a Dask cluster (--scheduler)")
+    from distributed import as_completed
+
+    from .shards import load_meta, parse_shard, shard_bytes_for
+
+    inputs = [str(f) for f in inputs]
+    names = list(names) if names is not None else list(inputs)
+    kw = dict(max_iter=max_iter, single_root=single_root, time_limit=time_limit, trace=trace)
+    settings = dict(kind=kind, retag=bool(retag), skip_bad=bool(skip_bad),
+                    report=bool(report), kw=kw, fingerprint=fingerprint)
+    plan_path = os.path.join(shard_dir, "plan.json")
+    token = uuid.uuid4().hex[:12]
+    with connect(client_or_address) as client:
+        stopped = _load_plan(plan_path, fingerprint) if resume else None
+        known: dict = {}
+        if stopped is not None:
+            shard_bytes, known = stopped
+        elif shard_bytes is None:
+            shard_bytes = shard_bytes_for(sum(os.path.getsize(f) for f in inputs),
+                                          _nthreads(client))
+        tasks, bounds_of = _plan(client, inputs, names, kind, int(shard_bytes), columns,
+                                 shard_dir, token, known)
+        known.update(bounds_of)
+        with atomic_output(plan_path, "w", encoding="utf-8") as f:
+            json.dump({"format": PLAN_FORMAT, "version": PLAN_VERSION,
+                       "fingerprint": fingerprint, "shard_bytes": int(shard_bytes),
+                       "files": known}, f)
+        slots: dict = {}
+        if resume:
+            for t in tasks:
+                meta = load_meta(t, fingerprint, report)
+                if meta is not None:
+                    slots[t.index] = meta
+        if on_plan is not None:
+            on_plan(tasks, len(slots))
+        todo = [t for t in tasks if t.index not in slots]
+        futures: dict = {}
+        pf = None
+        if todo:
+            pf = client.scatter(parser, broadcast=True, hash=False)
+            for t in todo:
+                futures[t.index] = client.submit(parse_shard, pf, t, settings, pure=False,
+                                                  retries=retries,
+                                                  key=f"depparse-shard-{token}-{t.index}")
+        index = {f.key: i for i, f in futures.items()}
+        leads: dict = {}
+        first_error = None  # the index of the first shard that found bad input
+        next_out = 0
+        try:
+            done = as_completed(list(futures.values()), loop=client.loop)
+            while True:
+                while next_out < len(tasks) and next_out in slots:
+                    t, meta = tasks[next_out], slots.pop(next_out)
+                    if "error" in meta:
+                        raise meta["error"]
+                    if t.start == 0:
+                        leads[t.name] = meta["lead"]
+                    yield t, meta, leads.get(t.name, "")
+                    next_out += 1
+                if next_out >= len(tasks):
+                    break
+                f = next(done)
+                i = index[f.key]
+                if i not in futures:  # cancelled: after a shard with bad input
+                    continue
+                meta = f.result()
+                futures.pop(i)
+                f.release()
+                if on_shard is not None:
+                    on_shard(i, len(tasks))
+                if "error" in meta and (first_error is None or i < first_error):
+                    first_error = i  # the shards after it are not needed
+                    client.cancel([g for j, g in futures.items() if j > i])
+                    for j in [j for j in futures if j > i]:
+                        futures.pop(j)
+                slots[i] = meta
+        finally:
+            client.cancel(list(futures.values()) + ([pf] if pf is not None else []))
 
 
 # ---------------------------------------------------------------------------------------

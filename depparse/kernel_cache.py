@@ -36,7 +36,7 @@ LAYERS = (
     ("report", "viewer"),
     ("evaluate",),
     ("learn",),
-    ("api", "catalog", "distributed", "serve"),
+    ("api", "catalog", "distributed", "shards", "serve"),
     ("cli", "demo", "spacy"),
 )
 

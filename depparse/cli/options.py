@@ -90,6 +90,7 @@ EXAMPLES = {
   depparse parse input.conllu -o out.conllu --report run.json --jobs 2
   depparse parse big.conllu -o big.parsed.conllu --resume  # continue a run that was stopped
   depparse parse --input text corpus/*.txt -o parsed/      # one output per input file
+  depparse parse corpus/ -o parsed/ --scheduler tcp://10.0.0.5:8786  # Dask workers (shared fs)
   depparse parse input.conllu -m my_model.npz --prune-threshold 1e-4 --prune-max-heads 10
 """,
     "evaluate": """examples:
@@ -199,7 +200,12 @@ def build_parser(extra=()):
     p.add_argument("--jobs", type=int, default=1,
                    help="worker processes (default: 1; 0: one per CPU); same output as 1")
     p.add_argument("--scheduler", metavar="ADDRESS",
-                   help="parse on a Dask cluster (e.g. tcp://127.0.0.1:8786) (default: here)")
+                   help="parse on a Dask cluster (e.g. tcp://127.0.0.1:8786): its workers "
+                        "read the inputs and write shard files beside the output, on a "
+                        "filesystem they share with this machine (default: here)")
+    p.add_argument("--shard-size", metavar="BYTES",
+                   help="with --scheduler: bytes of input per task, e.g. 4M (default: about 8 "
+                        "tasks per worker thread, 64K to 8M)")
     p.add_argument("--skip-bad", action="store_true",
                    help="skip malformed sentences (listed on stderr as FILE:LINE: message) "
                         "and parse the others; the output holds the good sentences only")

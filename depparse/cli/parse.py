@@ -14,6 +14,9 @@ to the committed sizes and the inputs are read on from the committed positions, 
 the output is byte for byte that of a run that was never stopped
 (``tests/test_streaming.py`` kills runs with SIGKILL at random moments).  At the end the
 files are renamed into place; until then nothing has the name the user gave.
+
+With ``--scheduler`` the workers of a Dask cluster read and parse the inputs and this process
+joins their shard files (:mod:`.sharded`).
 """
 
 from __future__ import annotations
@@ -83,8 +86,12 @@ def cmd_parse(args):
                          "or -o FOLDER/); a run into stdout or a device cannot be continued")
     if args.resume and "-" in inputs:
         raise UsageError("--resume: stdin ('-') cannot be read again; give the input as a file")
-    if args.resume and args.scheduler:
-        raise UsageError("--resume: not with --scheduler")
+    if args.shard_size is not None:
+        if not args.scheduler:
+            raise UsageError("--shard-size needs --scheduler")
+        from .sharded import parse_size
+
+        args.shard_size = parse_size(args.shard_size)
     parser = load(args.model)
     try:
         parser.set_pruning(given.get("prune_threshold"), given.get("prune_max_heads"))
@@ -150,6 +157,10 @@ class Run:
     # -- the run ---------------------------------------------------------------------------
     def run(self):
         args = self.args
+        if args.scheduler:  # the workers read and parse; this process joins their shards
+            from .sharded import run_sharded
+
+            return run_sharded(self)
         start, after, state = 0, None, None
         if self.state_path and os.path.exists(self.state_path):
             finished = self.mode == "file" and not os.path.exists(self._partial_name())
@@ -303,18 +314,6 @@ class Run:
 
     def _results(self, items):
         args, parser, kw = self.args, self.parser, self.kw
-        if args.scheduler:
-            from ..distributed import parse_distributed
-
-            plan = list(parser.iter_tag_columns(items, args.retag))
-            tagged = [parser.tag([s], c)[0] if c else s for s, c in plan]
-            if not tagged:
-                return
-            res = parse_distributed(parser, tagged, args.scheduler, return_results=True, **kw)
-            for (_, c), (p, r) in zip(plan, res, strict=True):
-                r.tagged = c
-                yield p, r
-            return
         yield from parser.iter_parse_results(items, jobs=self.jobs, retag=args.retag,
                                              file_columns=self.file_columns, **kw)
 

@@ -55,21 +55,26 @@ class Counts:
         return d
 
     def add(self, fname, sentence, r):
+        self.add_stat(fname, sentence.n, r.certificate, r.proof, r.timed_out, r.tagged,
+                      r.seconds)
+
+    def add_stat(self, fname, n, certificate, proof, timed_out, tagged, seconds):
+        """:meth:`add` from the numbers alone (a shard's ``stats``, ``parse --scheduler``)."""
         self.sentences += 1
-        self.words += sentence.n
-        self.certified += bool(r.certificate)
-        self.proved += r.proof is not None
-        self.timed_out += bool(r.timed_out)
-        kind = r.proof or "none"
+        self.words += n
+        self.certified += bool(certificate)
+        self.proved += proof is not None
+        self.timed_out += bool(timed_out)
+        kind = proof or "none"
         self.proofs[kind] += 1
-        self.proof_seconds[kind] += r.seconds
+        self.proof_seconds[kind] += seconds
         f = self.file(fname)
         f["sentences"] += 1
-        f["words"] += sentence.n
-        if r.tagged:
+        f["words"] += n
+        if tagged:
             self.tagged += 1
             f["tagged"] += 1
-            for c in r.tagged:
+            for c in tagged:
                 if c not in self.columns:
                     self.columns.append(c)
                 if c not in f["columns"]:

@@ -51,7 +51,11 @@ class ReportWriter:
 
     def add(self, fname, index, sentence, parsed, result) -> None:
         """Append the entry of a parsed sentence (see :func:`~.schema.sentence_entry`)."""
-        entry = json.dumps(sentence_entry(fname, index, sentence, parsed, result))
+        self.add_json(json.dumps(sentence_entry(fname, index, sentence, parsed, result)))
+
+    def add_json(self, entry: str) -> None:
+        """Append an entry already in JSON (one line; ``depparse parse --scheduler`` joins
+        the entries its workers wrote)."""
         self.file.write(((",\n" if self.entries else "\n") + entry).encode("utf-8"))
         self.entries += 1
 
