@@ -26,18 +26,18 @@ import time
 from pathlib import Path
 
 import pytest
-from fixtures_models import run_cli, syn  # noqa: F401
+from fixtures_models import run_cli
 
 import depparse
 from depparse.shards import Joiner, ShardTask, cut_points, parse_shard, plan_file, scan_range
 
 
 @pytest.fixture(scope="module")
-def parser(syn):  # noqa: F811
+def parser(syn):
     return depparse.load(syn.model)
 
 
-def _odd_conllu(syn):  # noqa: F811
+def _odd_conllu(syn):
     """The test sentences with a byte-order mark, leading and doubled blank lines, CRLF in one
     sentence and no final blank line."""
     blocks = syn.text("test").decode("utf-8").split("\n\n")
@@ -47,7 +47,7 @@ def _odd_conllu(syn):  # noqa: F811
     return out.rstrip("\n").encode("utf-8")
 
 
-def _local(path, kind, tmp_path, syn, extra=()):  # noqa: F811
+def _local(path, kind, tmp_path, syn, extra=()):
     out = tmp_path / f"local-{Path(path).name}.conllu"
     rc, _, err = run_cli(["parse", str(path), "--input", kind, "-m", syn.model, "-o", out,
                           "-q", *extra])
@@ -55,7 +55,7 @@ def _local(path, kind, tmp_path, syn, extra=()):  # noqa: F811
     return out.read_bytes()
 
 
-def _text(syn):  # noqa: F811
+def _text(syn):
     """Plain text of the test sentences: paragraphs of three sentences."""
     from depparse.conllu import read_conllu
 
@@ -64,7 +64,7 @@ def _text(syn):  # noqa: F811
     return ("\n\n".join(paras) + "\n").encode("utf-8")
 
 
-def _odd_text(syn):  # noqa: F811
+def _odd_text(syn):
     """:func:`_text` with a byte-order mark, leading blank lines, CRLF and space-only lines."""
     text = _text(syn).decode("utf-8").split("\n\n")
     seps = ["\n\n", "\r\n\r\n", "\n \t\n", "\n\n\n"]
@@ -106,7 +106,7 @@ def _sharded(parser, path, kind, shard_bytes, folder, decide=True):
 
 
 @pytest.mark.parametrize("kind", ["conllu", "text"])
-def test_shards_joined_are_the_local_output(parser, syn, tmp_path, kind):  # noqa: F811
+def test_shards_joined_are_the_local_output(parser, syn, tmp_path, kind):
     path = tmp_path / ("odd.conllu" if kind == "conllu" else "odd.txt")
     path.write_bytes(_odd_conllu(syn) if kind == "conllu" else _odd_text(syn))
     ref = _local(path, kind, tmp_path, syn)
@@ -124,7 +124,7 @@ def test_shards_joined_are_the_local_output(parser, syn, tmp_path, kind):  # noq
             assert len(bounds) > 10
 
 
-def test_shards_take_the_files_tag_columns(parser, syn, tmp_path):  # noqa: F811
+def test_shards_take_the_files_tag_columns(parser, syn, tmp_path):
     """The columns a file lacks are decided from its first 100 sentences (by the client), not
     from each shard's: a file without LEMMA in its first 100 sentences gets LEMMA predicted
     where it is '_' in a later shard too, as in a local run."""
@@ -152,7 +152,7 @@ def test_shards_take_the_files_tag_columns(parser, syn, tmp_path):  # noqa: F811
     assert _sharded(parser, path, "conllu", size // 12, tmp_path / "own", decide=False)[0] != ref
 
 
-def test_a_shard_reports_bad_input_at_its_line(parser, syn, tmp_path):  # noqa: F811
+def test_a_shard_reports_bad_input_at_its_line(parser, syn, tmp_path):
     lines = syn.text("test").decode("utf-8").split("\n")
     k = len(lines) - 8  # a word line of the last sentences
     assert lines[k][0].isdigit()
@@ -235,13 +235,13 @@ def cluster(tmp_path_factory):
         c.close()
 
 
-def _big(syn, tmp_path, times=6):  # noqa: F811
+def _big(syn, tmp_path, times=6):
     path = tmp_path / "big.conllu"
     path.write_bytes(b"".join(syn.text(n) for n in ("test", "dev") * times))
     return path
 
 
-def test_cli_on_a_cluster_is_the_local_run(cluster, syn, tmp_path):  # noqa: F811
+def test_cli_on_a_cluster_is_the_local_run(cluster, syn, tmp_path):
     odd = tmp_path / "odd.conllu"
     odd.write_bytes(_odd_conllu(syn))
     for inputs, extra in (([odd], ()), ([syn.test, odd, syn.dev], ()),
@@ -267,7 +267,7 @@ def test_cli_on_a_cluster_is_the_local_run(cluster, syn, tmp_path):  # noqa: F81
             assert a["files"] == b["files"]
 
 
-def test_cli_on_a_cluster_into_stdout_and_relative_names(cluster, syn, tmp_path, monkeypatch):  # noqa: F811
+def test_cli_on_a_cluster_into_stdout_and_relative_names(cluster, syn, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     rc, ref, err = run_cli(["parse", syn.test, syn.dev, "-m", syn.model, "-q"])
     assert rc == 0, err
@@ -283,7 +283,7 @@ def test_cli_on_a_cluster_into_stdout_and_relative_names(cluster, syn, tmp_path,
     assert (tmp_path / "rel.conllu").read_bytes() == ref
 
 
-def test_cli_text_and_folders_on_a_cluster(cluster, syn, tmp_path):  # noqa: F811
+def test_cli_text_and_folders_on_a_cluster(cluster, syn, tmp_path):
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     (corpus / "a.txt").write_bytes(_text(syn))
@@ -303,7 +303,7 @@ def test_cli_text_and_folders_on_a_cluster(cluster, syn, tmp_path):  # noqa: F81
     assert not list((tmp_path / "got").glob(".*"))
 
 
-def test_bad_input_on_a_cluster_is_the_local_error(cluster, syn, tmp_path):  # noqa: F811
+def test_bad_input_on_a_cluster_is_the_local_error(cluster, syn, tmp_path):
     lines = _big(syn, tmp_path, 2).read_text(encoding="utf-8").split("\n")
     k = len(lines) // 2
     while not lines[k][:1].isdigit():
@@ -331,7 +331,7 @@ def test_bad_input_on_a_cluster_is_the_local_error(cluster, syn, tmp_path):  # n
     assert out.read_bytes() == ref
 
 
-def test_worker_killed_mid_run_loses_nothing(cluster, syn, parser, tmp_path):  # noqa: F811
+def test_worker_killed_mid_run_loses_nothing(cluster, syn, parser, tmp_path):
     from depparse.distributed import iter_parse_files
 
     big = _big(syn, tmp_path)
@@ -368,7 +368,7 @@ def test_worker_killed_mid_run_loses_nothing(cluster, syn, parser, tmp_path):  #
         cluster.wait(2)
 
 
-def test_resume_parses_only_the_missing_shards(cluster, syn, tmp_path,  # noqa: F811
+def test_resume_parses_only_the_missing_shards(cluster, syn, tmp_path,
                                               monkeypatch):
     import depparse.cli.sharded as sharded
 
@@ -420,7 +420,7 @@ def test_resume_parses_only_the_missing_shards(cluster, syn, tmp_path,  # noqa: 
     assert out.read_bytes() == _local(big, "conllu", tmp_path, syn)
 
 
-def test_resume_a_folder_run(cluster, syn, tmp_path, monkeypatch):  # noqa: F811
+def test_resume_a_folder_run(cluster, syn, tmp_path, monkeypatch):
     """A folder run stopped after its first output: --resume skips that input (its output is
     complete) and joins the others from their complete shards."""
     import depparse.cli.sharded as sharded
@@ -458,7 +458,7 @@ def test_resume_a_folder_run(cluster, syn, tmp_path, monkeypatch):  # noqa: F811
     assert not list(out.glob(".*"))
 
 
-def test_client_killed_then_resumed(cluster, syn, tmp_path):  # noqa: F811
+def test_client_killed_then_resumed(cluster, syn, tmp_path):
     """The client killed (SIGKILL) once some shards are complete: --resume keeps them, parses
     the others and writes the local run's bytes."""
     big = _big(syn, tmp_path, 6)
