@@ -518,3 +518,49 @@ def _cycles(heads):
         for w in walk:
             state[w] = 2
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# joint tagging and parsing (depparse.decode.joint)
+# ---------------------------------------------------------------------------------------------
+
+
+def chain_value(tags, emit, trans):
+    """The tag chain's score of the candidate indices ``tags[1:]`` (``tags[0]`` ignored):
+    ``trans[START, t_1] + sum_i emit[i][k_i] + sum trans[t_{i-1}, t_i] + trans[t_n, END]``
+    with START / END the last row / column of ``trans``; ``emit[i][k]`` and the tag ids
+    ``ids[i][k]`` are passed as pairs ``emit[i] = [(id, score), ...]``."""
+    S = trans.shape[0] - 1
+    prev = S
+    total = 0.0
+    for i in range(1, len(tags)):
+        t, e = emit[i][tags[i]]
+        total += trans[prev, t] + e
+        prev = t
+    return float(total + trans[prev, S]) if len(tags) > 1 else 0.0
+
+
+def joint_best(arc, sibling, grand, grandsib, emit, trans, D, single_root=False, allowed=None):
+    """Brute force over every (tree, tag sequence): the best ``(heads, tags, value)`` of
+    ``F = full model(heads) + chain(tags) + sum_m D[h_m, m, k_{h_m}, k_m]`` (``k_0 = 0``),
+    ``emit`` as in :func:`chain_value`, ``allowed[i]`` the allowed candidate indices of word
+    ``i`` (default: all).  ``(None, None, -inf)`` when there is none."""
+    n = arc.shape[0] - 1
+    trees = all_trees(n, single_root)
+    if len(trees) == 0:
+        return None, None, -np.inf
+    tscores = tree_scores_full(trees, arc, sibling, grand, grandsib)
+    choices = [range(len(emit[i])) if allowed is None else allowed[i] for i in range(1, n + 1)]
+    best = (None, None, -np.inf)
+    for ks in itertools.product(*choices):
+        tags = (0,) + tuple(ks)
+        c = chain_value(tags, emit, trans)
+        total = tscores + c
+        for m in range(1, n + 1):
+            h = trees[:, m]
+            kh = np.where(h == 0, 0, np.array(tags)[h])
+            total = total + D[h, m, kh, tags[m]]
+        k = int(np.argmax(total))
+        if total[k] > best[2]:
+            best = (trees[k], np.array((-1,) + tuple(ks)), float(total[k]))
+    return best

@@ -1,0 +1,197 @@
+"""Joint tagging and parsing (depparse.decode.joint) against brute force over all (tags x trees)
+for short sentences (n <= 5, K <= 3): the proved analyses are optimal, the certificate is never
+claimed wrongly, and with one candidate per word the joint decoder is the parser's."""
+
+from __future__ import annotations
+
+import itertools
+import os
+
+import numpy as np
+import pytest
+from naive import all_trees, chain_value, joint_best, tree_scores_full
+
+from depparse.decode import NoSpanningTreeError
+from depparse.decode.bnb import PROOFS, decode_exact
+from depparse.decode.joint import TagTable, decode_joint, joint_decompose, joint_score
+from depparse.decode.parts import compile_dense
+from depparse.decode.tags import max_marginals, viterbi
+
+FAST = os.environ.get("DEPPARSE_FAST_TESTS", "") not in ("", "0")
+NEG_INF = -np.inf
+S = 4  # tag ids of the synthetic chains
+
+
+def count(k: int) -> int:
+    return max(1, k // 10) if FAST else k
+
+
+def close(a, b, tol=1e-8):
+    return abs(a - b) <= tol * max(1.0, abs(a), abs(b))
+
+
+def instance(rng, n, kmax=3, grandparents=True, p_inf=0.0, ties=False, dscale=1.0):
+    """A random sentence: dense parts, candidate tags, chain and tag-arc scores.
+
+    Returns ``(pt, tags, dense)`` with ``dense = (arc, sib, gr, gs, emit, trans, D)`` for the
+    brute force (``emit[i] = [(id, score), ...]``)."""
+    N = n + 1
+
+    def draw(shape):
+        if ties:
+            return rng.integers(-1, 2, size=shape).astype(float)
+        return rng.standard_normal(shape)
+
+    arc = draw((N, N))
+    forbid = rng.random((N, N)) < p_inf
+    forbid[0, :] = False
+    arc[forbid] = NEG_INF
+    sib = draw((N, N, N + 1))
+    gr = draw((N, N, N)) if grandparents else None
+    gs = draw((N, N, N, N + 1)) if grandparents else None
+    cands = [[]] + [list(rng.choice(S, size=rng.integers(1, kmax + 1), replace=False))
+                    for _ in range(n)]
+    escore = [[]] + [list(draw(len(c))) for c in cands[1:]]
+    trans = draw((S + 1, S + 1))
+    D = draw((N, N, 3, 3)) * dscale
+    D[0, :, 1:, :] = 0.0  # (the root has one "candidate")
+    tags = TagTable.dense(cands, escore, trans, D)
+    emit = [[]] + [list(zip(c, e, strict=True)) for c, e in zip(cands[1:], escore[1:],
+                                                                strict=True)]
+    return compile_dense(arc, sib, gr, gs), tags, (arc, sib, gr, gs, emit, trans, D)
+
+
+def brute(dense, single_root=False, allowed=None):
+    arc, sib, gr, gs, emit, trans, D = dense
+    return joint_best(arc, sib, gr, gs, emit, trans, D, single_root, allowed)
+
+
+def test_joint_score_matches_naive():
+    """``joint_score`` of every analysis equals the brute force's sum of the three terms."""
+    rng = np.random.default_rng(1)
+    for n in range(1, 5):
+        pt, tags, dense = instance(rng, n)
+        arc, sib, gr, gs, emit, trans, D = dense
+        trees = all_trees(n)
+        tscore = tree_scores_full(trees, arc, sib, gr, gs)
+        for t in range(min(len(trees), 20)):
+            heads = trees[t]
+            ks = np.array([-1] + [rng.integers(len(emit[i])) for i in range(1, n + 1)])
+            want = tscore[t] + chain_value(ks, emit, trans)
+            want += sum(D[heads[m], m, 0 if heads[m] == 0 else ks[heads[m]], ks[m]]
+                        for m in range(1, n + 1))
+            assert close(joint_score(pt, tags, heads, ks), want)
+
+
+@pytest.mark.parametrize("kind", ["normal", "ties", "forbidden", "single_root", "sibling"])
+def test_decode_joint_vs_brute_force(kind):
+    """Every joint analysis is proved optimal: its score is the brute-force optimum over all
+    (tags x trees), and its own score is what it claims."""
+    rng = np.random.default_rng({"normal": 2, "ties": 3, "forbidden": 4, "single_root": 5,
+                                 "sibling": 6}[kind])
+    proofs = {p: 0 for p in PROOFS}
+    for i in range(count(60)):
+        n = 1 + i % 5
+        pt, tags, dense = instance(rng, n, ties=kind == "ties",
+                                   p_inf=0.3 if kind == "forbidden" else 0.0,
+                                   grandparents=kind != "sibling",
+                                   dscale=3.0 if i % 2 else 1.0)
+        single = kind == "single_root"
+        heads, ks, value = brute(dense, single)
+        if heads is None or value == NEG_INF:
+            with pytest.raises(NoSpanningTreeError):
+                decode_joint(pt, tags, single_root=single)
+            continue
+        r = decode_joint(pt, tags, single_root=single, budget=1 + i % 30)
+        assert r.optimal and r.proof in PROOFS, (kind, i)
+        proofs[r.proof] += 1
+        assert close(r.score, value), (kind, i, r.score, value)
+        assert close(joint_score(pt, tags, r.heads, r.tags), r.score)
+        if single:
+            assert (r.heads[1:] == 0).sum() == 1
+    assert proofs["dual"] > 0 and (proofs["branch-and-bound"] > 0 or FAST), proofs
+
+
+def test_certificate_never_claimed_wrongly():
+    """Plain joint dual decomposition (Koo et al. Appendix A.1 steps) at several caps: whenever it
+    certifies, its analysis is the brute-force optimum; its bound is never below it."""
+    rng = np.random.default_rng(7)
+    certified = 0
+    for i in range(count(80)):
+        n = 2 + i % 4
+        pt, tags, dense = instance(rng, n, ties=i % 3 == 0)
+        _, _, value = brute(dense)
+        for K in (1, 5, 50):
+            r = joint_decompose(pt, tags, max_iter=K)
+            assert r.bound >= value - 1e-9 * max(1.0, abs(value))
+            assert r.score <= value + 1e-9 * max(1.0, abs(value))
+            if r.certificate:
+                certified += 1
+                assert close(r.score, value), (i, K)
+    assert certified > 0
+
+
+def test_branch_and_bound_on_forbidden_candidates():
+    """A table with some candidates forbidden (``ok``) is decoded over the others only."""
+    rng = np.random.default_rng(8)
+    for i in range(count(30)):
+        n = 2 + i % 4
+        pt, tags, dense = instance(rng, n)
+        K = tags.sizes()
+        ok = np.ones(tags.ids.shape[0], dtype=bool)
+        allowed = [[0]]
+        for w in range(1, n + 1):
+            keep = [k for k in range(K[w]) if k == 0 or rng.random() < 0.5]
+            allowed.append(keep)
+            for k in range(K[w]):
+                ok[tags.ptr[w] + k] = k in keep
+        tags.ok = ok
+        _, _, value = brute(dense, allowed=allowed)
+        r = decode_joint(pt, tags, budget=5)
+        assert r.optimal and close(r.score, value)
+        assert all(r.tags[w] in allowed[w] for w in range(1, n + 1))
+
+
+def test_one_candidate_per_word_is_the_parser():
+    """With one candidate per word the joint decoder returns the parser's best tree (score
+    plus the chain's constant), proved."""
+    rng = np.random.default_rng(9)
+    for i in range(count(30)):
+        n = 1 + i % 6
+        pt, tags, dense = instance(rng, n, kmax=1)
+        r = decode_joint(pt, tags)
+        p = decode_exact(pt)
+        const = chain_value([-1] + [0] * n, dense[4], dense[5])
+        arcD = dense[6][:, :, 0, 0]
+        assert r.optimal and p.optimal
+        # D with one candidate is an arc score: compare against the parser on arc + D
+        q = decode_exact(compile_dense(dense[0] + arcD, *dense[1:4]))
+        assert close(r.score, q.score + const), (i, r.score, q.score, const)
+
+
+def test_max_marginals_vs_enumeration():
+    """``max_marginals[c]`` is the best chain score with candidate ``c`` fixed; its maximum is
+    Viterbi's score."""
+    rng = np.random.default_rng(10)
+    for i in range(count(60)):
+        n = 1 + i % 5
+        N = n + 1
+        k = [0] + [int(rng.integers(1, 4)) for _ in range(n)]
+        ptr = np.concatenate([[0], np.cumsum(k)]).astype(np.int64)
+        ids = np.concatenate([rng.choice(S, size=kk, replace=False) for kk in k[1:]])
+        ids = ids.astype(np.int64)
+        E = rng.standard_normal(ids.shape[0])
+        trans = rng.standard_normal((S + 1, S + 1))
+        mm = max_marginals(E, ptr, ids, trans)
+        want = np.full(ids.shape[0], NEG_INF)
+        for ks in itertools.product(*[range(kk) for kk in k[1:]]):
+            c = [ptr[w] + ks[w - 1] for w in range(1, N)]
+            v = trans[S, ids[c[0]]] + sum(E[x] for x in c) + trans[ids[c[-1]], S]
+            v += sum(trans[ids[c[j - 1]], ids[c[j]]] for j in range(1, n))
+            for x in c:
+                want[x] = max(want[x], v)
+        assert np.allclose(mm, want)
+        best = viterbi(E, ptr, ids, trans)
+        vb = max(want)
+        cb = [ptr[w] + list(ids[ptr[w]:ptr[w + 1]]).index(best[w]) for w in range(1, N)]
+        assert all(close(mm[x], vb) for x in cb)
