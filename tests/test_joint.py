@@ -195,3 +195,161 @@ def test_max_marginals_vs_enumeration():
         vb = max(want)
         cb = [ptr[w] + list(ids[ptr[w]:ptr[w + 1]]).index(best[w]) for w in range(1, N)]
         assert all(close(mm[x], vb) for x in cb)
+
+
+# ---------------------------------------------------------------------------------------------
+# the tag-dependent arc scores and the parse path
+
+
+def test_tag_arc_table_is_w_phi_under_the_candidate_tags():
+    """Every ``D(h, m, a, b)`` is ``w . phi(h, m)`` with the arc's two words given those tags
+    minus ``w . phi(h, m)`` with the best tags (``score_arcs`` on a re-tagged copy)."""
+    from depparse.encoding.vocab import Encoded
+    from depparse.features.parts import Weights, WordArrays, all_arcs, score_arcs
+    from depparse.features.tag_arcs import tag_arc_table
+
+    rng = np.random.default_rng(11)
+    bits = 12
+    w = rng.standard_normal(1 << bits)
+    for n in (1, 3, 6):
+        N = n + 1
+
+        def ids(hi, N=N):
+            a = rng.integers(4, hi, size=N).astype(np.int64)
+            a[0] = 1
+            return a
+
+        enc = Encoded(ids(50), ids(50), ids(12), ids(20), ids(30), ids(30),
+                      np.zeros(N, dtype=np.int64), np.zeros(N + 1, dtype=np.int64),
+                      np.zeros(0, dtype=np.int64))
+        keep = all_arcs(N) & (rng.random((N, N)) < 0.8)
+        keep[0, 1:] = True
+        k = [0] + [int(rng.integers(1, 4)) for _ in range(n)]
+        ptr = np.concatenate([[0], np.cumsum(k)]).astype(np.int64)
+        cand = np.concatenate([[enc.upos[i]] + list(rng.integers(4, 12, size=k[i] - 1))
+                               for i in range(1, N)]).astype(np.int64)
+        upos0 = enc.upos.copy()
+        doff, dtab = tag_arc_table(enc, keep, w, bits, ptr, cand)
+        assert (enc.upos == upos0).all()  # (the caller's arrays are left alone)
+        weights = Weights(w, np.uint64((1 << bits) - 1), np.ones(256, dtype=np.uint8))
+        base = np.empty((N, N))
+        score_arcs(WordArrays(*enc.arrays()), weights, keep, base)
+        for h in range(N):
+            for m in range(1, N):
+                if not keep[h, m]:
+                    assert doff[h, m] == -1
+                    continue
+                kh = 1 if h == 0 else k[h]
+                for a in range(kh):
+                    for b in range(k[m]):
+                        up = enc.upos.copy()
+                        if h:
+                            up[h] = cand[ptr[h] + a]
+                        up[m] = cand[ptr[m] + b]
+                        got = np.empty((N, N))
+                        arrays = list(enc.arrays())
+                        arrays[2] = up
+                        score_arcs(WordArrays(*arrays), weights, keep, got)
+                        want = got[h, m] - base[h, m]
+                        assert close(dtab[doff[h, m] + a * k[m] + b], want)
+                        if a == 0 and b == 0:
+                            assert dtab[doff[h, m]] == 0.0
+
+
+def test_tag_candidates_best_first_within_margin():
+    from depparse.inference.joint import tag_candidates
+
+    rng = np.random.default_rng(12)
+    for i in range(count(40)):
+        n = 1 + i % 6
+        N = n + 1
+        ptr = np.concatenate([[0, 0], np.arange(1, N) * S]).astype(np.int64)
+        ids = np.tile(np.arange(S, dtype=np.int64), n)
+        E = rng.standard_normal(ids.shape[0]) * 3
+        trans = rng.standard_normal((S + 1, S + 1))
+        best = viterbi(E, ptr, ids, trans)
+        mm = max_marginals(E, ptr, ids, trans)
+        for k, margin in ((1, 10.0), (3, 0.5), (3, 100.0), (2, 2.0)):
+            cptr, sel = tag_candidates(E, ptr, ids, trans, best, k, margin)
+            for w in range(1, N):
+                got = sel[cptr[w]:cptr[w + 1]]
+                assert ids[got[0]] == best[w] and 1 <= len(got) <= k
+                top = mm[ptr[w]:ptr[w + 1]].max()
+                want = [c for c in range(ptr[w], ptr[w + 1]) if mm[c] >= top - margin]
+                assert set(got) <= set(want)
+                assert len(got) == min(k, len(want))
+
+
+@pytest.fixture(scope="module")
+def shipped(corpora_dir):
+    import depparse
+    from depparse.conllu import read_conllu
+
+    path = corpora_dir / "en_ewt" / "en_ewt-ud-dev.conllu"
+    if not path.exists():
+        pytest.skip(f"{path} not found")
+    try:
+        parser = depparse.load()
+    except depparse.DepparseError as e:
+        pytest.skip(f"shipped model unusable here: {e}")
+    return parser, read_conllu(path)[:25]
+
+
+@pytest.mark.corpora
+def test_joint_with_one_candidate_is_the_pipeline(shipped):
+    """``set_joint(k=1)``: the same trees, labels and tags as the pipeline, every one proved."""
+    parser, dev = shipped
+    try:
+        pipe = parser.parse_results(dev, retag=True, trace=False)
+        parser.set_joint(k=1)
+        joint = parser.parse_results(dev, retag=True, trace=False)
+    finally:
+        parser.set_joint(on=False)
+    for (s, r), (t, q) in zip(pipe, joint, strict=True):
+        assert q.joint and q.optimal and q.tags_changed == 0
+        assert (s.heads == t.heads).all() and list(s.rels) == list(t.rels)
+        assert list(s.upos) == list(t.upos) and list(s.xpos) == list(t.xpos)
+        assert list(s.lemmas) == list(t.lemmas)
+
+
+@pytest.mark.corpora
+def test_joint_parse_counts_changed_tags_and_proves_all(shipped):
+    parser, dev = shipped
+    try:
+        pipe = parser.parse_results(dev, retag=True, trace=False)
+        parser.set_joint(weight=0.1, k=3, margin=30.0)
+        joint = parser.parse_results(dev, retag=True, trace=False)
+        gold_tags = parser.parse_results(dev, retag=False, trace=False)  # input has UPOS
+    finally:
+        parser.set_joint(on=False)
+    changed = 0
+    for (s, _), (t, q) in zip(pipe, joint, strict=True):
+        assert q.joint and q.optimal and q.proof in PROOFS
+        diff = sum(a != b for a, b in zip(s.upos[1:], t.upos[1:], strict=True))
+        assert q.tags_changed == diff
+        assert q.tag_candidates >= s.n
+        changed += diff
+    assert changed > 0  # (the setting is loose enough to change some tags of 25 sentences)
+    assert not any(q.joint for _, q in gold_tags)  # given UPOS are never decoded jointly
+
+
+@pytest.mark.corpora
+def test_cli_parse_joint(shipped, tmp_path):
+    from fixtures_models import run_cli
+
+    from depparse.conllu import write_conllu
+
+    parser, dev = shipped
+    src = tmp_path / "in.conllu"
+    with open(src, "w", encoding="utf-8") as f:
+        write_conllu(dev[:3], f)
+    rc, out, err = run_cli(["parse", src, "--joint", "--retag", "--joint-weight", "0.1",
+                            "--joint-margin", "30"])
+    assert rc == 0, err
+    assert "decoded jointly in 3 sentences" in err and "proved optimal 3/3" in err
+    rc, out, err = run_cli(["parse", src, "--joint"])
+    assert rc == 0 and "give --retag" in err
+    rc, _, err = run_cli(["parse", src, "--joint", "--joint-weight", "0"])
+    assert rc == 2 and "depparse: error: --joint-weight: must be a positive number" in err
+    rc, _, err = run_cli(["parse", src, "--joint-margin", "3"])
+    assert rc == 2 and "only with --joint" in err
