@@ -305,7 +305,7 @@ def test_joint_with_one_candidate_is_the_pipeline(shipped):
         joint = parser.parse_results(dev, retag=True, trace=False)
     finally:
         parser.set_joint(on=False)
-    for (s, r), (t, q) in zip(pipe, joint, strict=True):
+    for (s, _), (t, q) in zip(pipe, joint, strict=True):
         assert q.joint and q.optimal and q.tags_changed == 0
         assert (s.heads == t.heads).all() and list(s.rels) == list(t.rels)
         assert list(s.upos) == list(t.upos) and list(s.xpos) == list(t.xpos)
