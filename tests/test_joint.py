@@ -292,7 +292,7 @@ def shipped(corpora_dir):
         parser = depparse.load()
     except depparse.DepparseError as e:
         pytest.skip(f"shipped model unusable here: {e}")
-    return parser, read_conllu(path)[:25]
+    return parser, read_conllu(path)[:30]
 
 
 @pytest.mark.corpora

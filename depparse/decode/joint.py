@@ -175,6 +175,14 @@ class TagTable:
         k[0] = 1
         return k
 
+    def chosen(self, tau, default) -> np.ndarray:
+        """The tag ids of the candidate indices ``tau`` (``tau[i]`` within ``C_i``); index 0
+        keeps ``default[0]``."""
+        out = np.array(default, dtype=np.int64, copy=True)
+        for i in range(1, self.N):
+            out[i] = self.ids[self.ptr[i] + tau[i]]
+        return out
+
     def arrays(self) -> TagArrays:
         N = self.N
         word = np.repeat(np.arange(N, dtype=np.int64), np.diff(self.ptr))

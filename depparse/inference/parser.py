@@ -17,6 +17,7 @@ import itertools
 import time
 import warnings
 from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -43,7 +44,8 @@ from .parallel import iter_parallel
 from .tagging import Tagger
 from .tokenizer import Tokenizer
 
-__all__ = ["ParseResult", "Parser", "TAG_COLUMNS", "TAG_WINDOW", "blank_columns", "tree_decoder"]
+__all__ = ["JointInput", "ParseResult", "Parser", "TAG_COLUMNS", "TAG_WINDOW", "blank_columns",
+           "tree_decoder"]
 
 #: Sentences per forward pass of a learned network in :meth:`Parser.parse_many`.
 LEARNED_CHUNK = 32
@@ -105,6 +107,19 @@ class ParseResult:
     joint: bool = False
     tags_changed: int = 0
     tag_candidates: int = 0
+
+
+class JointInput(NamedTuple):
+    """What joint decoding of one sentence decodes (:meth:`Parser.joint_table`)."""
+
+    pipe: Any  # the Sentence tagged by the tagger's own chain (the pipeline's tags)
+    enc: Any  # its encoding (Encoded)
+    keep: np.ndarray  # the kept arcs
+    parts: Any  # PartTable, scored with the pipeline's tags
+    tags: TagTable  # the candidate UPOS: the tagger's chain (weighted) and D
+    best: np.ndarray  # the tagger's UPOS ids (index 0: -1)
+    retag: Any  # retag(upos ids) -> the Sentence with those UPOS and what follows from them
+    vectors: Any  # the encoder vectors the encoding used (or None)
 
 
 class Parser:
@@ -318,12 +333,13 @@ class Parser:
             rels = [""] * (sentence.n + 1)
         return sentence.with_parse(r.heads, rels), r
 
-    def _parse_joint(self, sentence, tag_columns, vectors, max_iter, single_root, time_limit):
-        """:meth:`parse_one` with joint tagging and parsing (:meth:`set_joint`): the tree and
-        the UPOS decoded together (:func:`~depparse.decode.joint.decode_joint`) over the
-        tagger's candidate tags; XPOS, FEATS and LEMMA (where predicted) then follow the UPOS
-        chosen, and the labeler reads them."""
-        js, d, vocab, tg = self.joint, self.decoding, self.model.vocab, self.tagger
+    def joint_table(self, sentence, tag_columns=tuple(TAG_COLUMNS), vectors=None,
+                    single_root=None) -> JointInput:
+        """What joint decoding of one sentence decodes (:class:`JointInput`): the sentence
+        tagged by the tagger's own chain (``tag_columns`` predicted), its part table over the
+        kept arcs and its tag table over the candidate UPOS (:meth:`set_joint`'s settings,
+        their defaults when it is off)."""
+        js, vocab, tg = self.joint or JointSettings(), self.model.vocab, self.tagger
         shared = self._shared_vectors(sentence, vectors)
         vectors = shared if vectors is None else vectors
         cols = [TAG_COLUMNS[c] for c in tag_columns]
@@ -338,14 +354,9 @@ class Parser:
             got = {"lemmas": lem, "upos": up, "xpos": xp, "feats": fe}
             return sentence.with_tags(**{c: got[c] for c in cols})
 
-        t0 = time.perf_counter()
-        single = d.single_root if single_root is None else bool(single_root)
-        K = d.max_iter if max_iter is None else int(max_iter)
-        if time_limit is None:
-            time_limit = d.time_limit
         pipe = tagged(best)
         enc = vocab.encode(pipe, vectors)
-        keep = self.keep_mask(enc, single)
+        keep = self.keep_mask(enc, single_root)
         parts = self.part_table(enc, keep)
         cptr, sel = tag_candidates(lat.emit, lat.ptr, lat.ids, task.trans, best, js.k,
                                    js.margin)
@@ -355,30 +366,42 @@ class Parser:
                                    self.templates_on)
         tags = TagTable(cptr, ids, js.weight * lat.emit[sel], js.weight * task.trans, doff,
                         dtab)
+        return JointInput(pipe, enc, keep, parts, tags, best, tagged, vectors)
+
+    def _parse_joint(self, sentence, tag_columns, vectors, max_iter, single_root, time_limit):
+        """:meth:`parse_one` with joint tagging and parsing (:meth:`set_joint`): the tree and
+        the UPOS decoded together (:func:`~depparse.decode.joint.decode_joint`) over the
+        tagger's candidate tags; XPOS, FEATS and LEMMA (where predicted) then follow the UPOS
+        chosen, and the labeler reads them."""
+        d = self.decoding
+        t0 = time.perf_counter()
+        single = d.single_root if single_root is None else bool(single_root)
+        K = d.max_iter if max_iter is None else int(max_iter)
+        if time_limit is None:
+            time_limit = d.time_limit
+        ji = self.joint_table(sentence, tag_columns, vectors, single)
         kw = dict(alpha=d.alpha, single_root=single, projective=d.projective,
                   time_limit=time_limit)
         if d.proof:
-            r = decode_joint(parts, tags, budget=min(d.budget, K), **kw)
+            r = decode_joint(ji.parts, ji.tags, budget=min(d.budget, K), **kw)
             proof, nodes, root_iter = r.proof, r.nodes, r.root_iterations
             extra = dict(bnb_iterations=r.iterations - r.root_iterations,
                          bnb_seconds=r.seconds_bnb)
         else:
-            r = joint_decompose(parts, tags, max_iter=K, **kw)
+            r = joint_decompose(ji.parts, ji.tags, max_iter=K, **kw)
             proof, nodes, root_iter, extra = (PROOF_DUAL if r.certificate else None), 1, \
                 r.iterations, {}
-        upos = best.copy()
-        for i in range(1, len(forms)):
-            upos[i] = ids[cptr[i] + r.tags[i]]
-        changed = int((upos[1:] != best[1:]).sum())
-        out = pipe
+        upos = ji.tags.chosen(r.tags, ji.best)
+        changed = int((upos[1:] != ji.best[1:]).sum())
+        out, enc = ji.pipe, ji.enc
         if changed:
-            out = tagged(upos)
-            enc = vocab.encode(out, vectors)
+            out = ji.retag(upos)
+            enc = self.model.vocab.encode(out, ji.vectors)
         res = ParseResult(r.heads, r.certificate, root_iter, time.perf_counter() - t0,
-                          kept_arcs=int(keep.sum()), timed_out=r.timed_out,
+                          kept_arcs=int(ji.keep.sum()), timed_out=r.timed_out,
                           optimal=proof is not None, proof=proof, nodes=nodes,
                           tagged=tag_columns, joint=True, tags_changed=changed,
-                          tag_candidates=int(sel.shape[0]), **extra)
+                          tag_candidates=int(ji.tags.ids.shape[0]), **extra)
         if self.labeler is not None:
             rels = self.labeler.label_strings(enc, r.heads)
         else:
