@@ -5,6 +5,7 @@ claimed wrongly, and with one candidate per word the joint decoder is the parser
 from __future__ import annotations
 
 import itertools
+import json
 import os
 
 import numpy as np
@@ -338,15 +339,24 @@ def test_cli_parse_joint(shipped, tmp_path):
     from fixtures_models import run_cli
 
     from depparse.conllu import write_conllu
+    from depparse.report.stats import summarize_report
 
     parser, dev = shipped
     src = tmp_path / "in.conllu"
     with open(src, "w", encoding="utf-8") as f:
         write_conllu(dev[:3], f)
-    rc, out, err = run_cli(["parse", src, "--joint", "--retag", "--joint-weight", "0.1",
-                            "--joint-margin", "30"])
+    rep = tmp_path / "run.json"
+    rc, out, err = run_cli(["parse", src, "--joint", "--retag", "--joint-weight", "0.05",
+                            "--joint-margin", "60", "--report", rep])
     assert rc == 0, err
     assert "decoded jointly in 3 sentences" in err and "proved optimal 3/3" in err
+    report = json.loads(rep.read_text(encoding="utf-8"))
+    assert all(e["joint"] for e in report["sentences"])
+    changed = sum(e["tags_changed"] for e in report["sentences"])
+    assert f"{changed} UPOS changed from the tagger's" in err
+    summary = summarize_report(report)  # (what `depparse report` renders)
+    assert sum(r["joint"] for r in summary["proofs"]) == 3
+    assert sum(r["tags_changed"] for r in summary["proofs"]) == changed
     rc, out, err = run_cli(["parse", src, "--joint"])
     assert rc == 0 and "give --retag" in err
     rc, _, err = run_cli(["parse", src, "--joint", "--joint-weight", "0"])
