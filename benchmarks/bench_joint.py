@@ -3,7 +3,7 @@
 Usage::
 
     python benchmarks/bench_joint.py [--model models/en_ewt_gs.npz] [--treebank en_ewt]
-        [--split dev] [--offset 0] [--limit N] [W,K,M ...]
+        [--split dev] [--offset 0] [--limit N] [--raw] [W,K,M ...]
 
 Parses the sentences ``offset .. offset + limit`` of the treebank's split with the model's
 tagger predicting all four tag columns (``retag``: the pipeline with predicted tags), once as
@@ -14,7 +14,8 @@ by a warm-up first), and prints for each: the official CoNLL 2018 scores
 per CPU second (``time.process_time``: less sensitive to the other jobs of a shared machine),
 the analyses proved optimal, the UPOS changed from the tagger's; then, for the joint runs,
 the gold -> tagger confusions the joint decoder fixed, those it left, and those it introduced
-(the most frequent pairs).
+(the most frequent pairs).  ``--raw``: also the raw text (``# text`` lines, segmented and
+tokenized by the model), both ways, scored with the CoNLL 2018 word alignment.
 """
 
 from __future__ import annotations
@@ -51,6 +52,20 @@ def run(parser, gold, setting):
         "cand": sum(r.tag_candidates for _, r in res) / words}
 
 
+def run_raw(parser, gold, setting):
+    """The raw text of ``gold`` (its ``# text`` lines and paragraphs) segmented, tokenized,
+    tagged and parsed; scored with the CoNLL 2018 word alignment."""
+    from depparse.learn.tokenizer import treebank_text
+
+    if setting is None:
+        parser.set_joint(on=False)
+    else:
+        parser.set_joint(*setting)
+    system = parser.parse(parser.read_text(treebank_text(gold), source="<raw text>"))
+    sc = evaluate(gold, system)
+    return {"uas": sc.uas, "las": sc.las, "upos": sc.upos, "words": sc.words_f1}
+
+
 def confusions(gold, pipe, joint):
     fixed, left, made = (collections.Counter() for _ in range(3))
     for g, (p, _), (j, _) in zip(gold, pipe, joint, strict=True):
@@ -72,18 +87,20 @@ def main():
     ap.add_argument("--split", default="dev")
     ap.add_argument("--offset", type=int, default=0)
     ap.add_argument("--limit", type=int, default=None)
+    ap.add_argument("--raw", action="store_true",
+                    help="also parse the raw text (the model's tokenizer) both ways")
     ap.add_argument("settings", nargs="*", metavar="W,K,M")
     a = ap.parse_args()
     root = os.environ.get("DEPPARSE_CORPORA", "/work/shared/corpora")
-    path = os.path.join(root, a.treebank, f"{a.treebank.replace('_', '_')}-ud-{a.split}.conllu")
+    path = os.path.join(root, a.treebank, f"{a.treebank}-ud-{a.split}.conllu")
     stop = None if a.limit is None else a.offset + a.limit
     gold = list(itertools.islice(read_conllu(path), a.offset, stop))
     parser = Parser(Model.load(a.model), a.model)
     d = JointSettings()
     settings = [tuple(t(x) for t, x in zip((float, int, float), s.split(","), strict=True))
                 for s in a.settings] or [(d.weight, d.k, d.margin)]
-    parser.set_joint(*settings[0])
-    parser.parse_results(gold[:5], retag=True)  # warm-up: load or compile the kernels
+    for st in (None, settings[0]):  # warm-up: load or compile the kernels of both ways
+        run(parser, gold[:20], st)
     print(f"{path}: sentences {a.offset}..{a.offset + len(gold) - 1} ({len(gold)}, "
           f"{sum(g.n for g in gold):,} words), model {a.model}; load "
           f"{os.getloadavg()[0]:.1f}")
@@ -107,6 +124,12 @@ def main():
         for name, c in (("fixed", fixed), ("left", left), ("introduced", made)):
             top = ", ".join(f"{g}->{p} {n}" for (g, p), n in c.most_common(8))
             print(f"    {name} {sum(c.values())}: {top}")
+    if a.raw:
+        for st in (None, *settings):
+            r = run_raw(parser, gold, st)
+            name = "pipeline" if st is None else f"joint W={st[0]:g} K={st[1]} M={st[2]:g}"
+            print(f"raw text, {name}: Words {r['words']:.2f} UPOS {r['upos']:.2f} "
+                  f"UAS {r['uas']:.2f} LAS {r['las']:.2f}", flush=True)
     print(f"load at the end {os.getloadavg()[0]:.1f}")
 
 
