@@ -363,3 +363,37 @@ def test_cli_parse_joint(shipped, tmp_path):
     assert rc == 2 and "depparse: error: --joint-weight: must be a positive number" in err
     rc, _, err = run_cli(["parse", src, "--joint-margin", "3"])
     assert rc == 2 and "only with --joint" in err
+
+
+@pytest.mark.corpora
+def test_joint_no_proof_and_jobs(shipped, tmp_path):
+    """``--no-proof`` decodes jointly with plain dual decomposition (a proof only where it
+    certifies); ``--jobs 2`` writes the same output as one process."""
+    import dataclasses
+
+    from fixtures_models import run_cli
+
+    from depparse.conllu import write_conllu
+
+    parser, dev = shipped
+    orig = parser.decoding
+    try:
+        parser.decoding = dataclasses.replace(orig, proof=False, max_iter=30)
+        parser.set_joint()
+        res = parser.parse_results(dev[:10], retag=True, trace=False)
+    finally:
+        parser.decoding = orig
+        parser.set_joint(on=False)
+    assert all(r.joint and r.proof in ("dual", None) and r.nodes == 1 for _, r in res)
+    assert all(r.optimal == r.certificate for _, r in res)
+    src = tmp_path / "in.conllu"
+    with open(src, "w", encoding="utf-8") as f:
+        write_conllu(dev[:12], f)
+    outs = []
+    for jobs in ("1", "2"):
+        out = tmp_path / f"out{jobs}.conllu"
+        rc, _, err = run_cli(["parse", src, "--joint", "--retag", "--joint-weight", "0.05",
+                              "--jobs", jobs, "-o", out])
+        assert rc == 0, err
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]

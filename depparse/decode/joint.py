@@ -54,7 +54,12 @@ the head automaton of ``h`` sees ``h`` and all its modifiers, so it scores ``D``
 no new slave; the tree stays tag-blind (its Chu-Liu-Edmonds step is unchanged) and the chain
 is the tagger's own.  The cost is one automaton Viterbi per candidate tag of its head: ``K_h``
 times the pipeline's z-step on the heads with ambiguous tags (most words have one candidate),
-plus the chain (``O(sum_i K_{i-1} K_i)``, negligible).  Sibling, grandparent and
+plus the chain (``O(sum_i K_{i-1} K_i)``, negligible).  Measured on 580 en_ewt dev
+sentences with the shipped model (1.13 candidates per word, the defaults of
+:class:`~depparse.inference.joint.JointSettings`): 0.69 s of CPU for this decoder, proofs
+included, against 0.50 s for :func:`~depparse.decode.bnb.decode_exact` on the same part
+tables, while tagging and building the tables take 6.4 s; a whole parse runs at 83-94% of the
+pipeline's words per CPU second (benchmarks/bench_joint.py).  Sibling, grandparent and
 grand-sibling parts keep the tagger's best tags (they would need tag states inside the
 automata, ``K^2`` times the cost).
 
