@@ -45,10 +45,10 @@ copies to the chain (``sum_h b(h, m, t) = tau(m, t)``: exactly one automaton tak
 
 **Certificate.**  The sum of the three slaves' values is ``L``, an upper bound on every ``F``
 (weak duality, Rush et al. Sec. 6.1).  When ``y = z``, ``z' = y``, every ``a_h = tau_h`` and
-every taken ``b_{h,m} = tau_m``, the multiplier terms cancel and the slaves' solutions form one analysis
-``(y, tau)`` with ``F(y, tau) = L``: it is optimal (Rush et al. Sec. 6.2; Koo et al.
-Theorem 1).  As in
-:mod:`depparse.decode.dual`, a zero gap ``L <= F(best) + eps`` also certifies.
+every taken ``b_{h,m} = tau_m``, the multiplier terms cancel and the slaves' solutions form
+one analysis ``(y, tau)`` with ``F(y, tau) = L``: it is optimal (Rush et al. Sec. 6.2; Koo
+et al. Theorem 1).  As in :mod:`depparse.decode.dual`, a zero gap ``L <= F(best) + eps``
+also certifies.
 
 **Why this decomposition.**  Tag-dependent arc scores need the tags of both ends of an arc:
 the head automaton of ``h`` sees ``h`` and all its modifiers, so it scores ``D`` exactly with
