@@ -326,7 +326,8 @@ def _sentences(parser, raw, task, kind, on_error):
 
 def _stat(sentence, r):
     return [int(sentence.n), bool(r.certificate), r.proof, bool(r.timed_out),
-            list(r.tagged or ()), float(r.seconds)]
+            list(r.tagged or ()), float(r.seconds), bool(getattr(r, "joint", False)),
+            int(getattr(r, "tags_changed", 0))]
 
 
 def parse_shard(parser, task: ShardTask, settings: dict) -> dict:
@@ -348,8 +349,9 @@ def parse_shard(parser, task: ShardTask, settings: dict) -> dict:
     dict
         The shard's meta (also written to ``task.out + ".json"``): ``sentences``, ``bytes``
         (of the shard file), ``stats`` (per sentence: words, certificate, proof, timed out,
-        tagged columns, seconds), ``pending`` (what the last sentence needs before another
-        one), ``lead`` (the file's leading text, for a shard at the file's start), ``bad``
+        tagged columns, seconds, decoded jointly, UPOS changed), ``pending`` (what the last
+        sentence needs before another one), ``lead`` (the file's leading text, for a shard at
+        the file's start), ``bad``
         (``[line, message]`` of the sentences ``skip_bad`` skipped), ``warnings``
         (``[category, message]``); or ``{"error": DepparseError}`` for bad input (returned,
         not raised, so that the scheduler does not try it again).

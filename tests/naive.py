@@ -376,7 +376,7 @@ def table_score(heads, arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, t
 
 
 def ilp_best(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, single_root,
-             time_limit=600.0):
+             time_limit=600.0, tags=None):
     """Exact best tree of a part table as an integer linear program, solved by HiGHS.
 
     Variables: ``a[h, m]`` (binary) for the kept arcs, one head per word; and for every
@@ -391,6 +391,19 @@ def ilp_best(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, si
 
     Returns ``(heads, value, rounds)``, ``(None, -inf, rounds)`` when there is no tree;
     raises RuntimeError when HiGHS does not prove optimality.
+
+    ``tags``: joint tagging and parsing (the layout of ``depparse.decode.joint``'s tag table,
+    as a tuple ``(ptr, ids, emit, trans, doff, dtab, ok)``, ``ok`` None for all allowed).
+    Then the objective adds the tag chain and the tag-dependent arc scores ``D``: a binary
+    ``x[i, j]`` per candidate ``j`` of word ``i`` (one per word; ``ok`` false: fixed to 0),
+    scored ``emit`` (plus ``trans`` from START for word 1 and to END for word n); a transition
+    variable ``q[i, j', j]`` in ``[0, 1]`` between consecutive words with
+    ``sum_j q = x[i-1, j']`` and ``sum_j' q = x[i, j]``, scored ``trans``; and for every kept
+    arc a pair variable ``p[h, m, a, b]`` in ``[0, 1]`` scored ``D(h, m, a, b)`` with
+    ``sum_{a, b} p = arc[h, m]``, ``sum_b p <= x[h, a]`` and ``sum_a p <= x[m, b]``: given
+    integral arcs and tags, ``p`` is 1 exactly on the arc's chosen tags, so neither ``q`` nor
+    ``p`` needs integrality.  Returns ``(heads, tags, value, rounds)`` then (``tags[i]``: the
+    chosen candidate index of word ``i``, ``-1`` at the root).
     """
     import highspy
 
@@ -413,6 +426,43 @@ def ilp_best(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, si
                 a[h, m] = var(arc[h, m], 0.0, 1.0, True)
     for m in range(1, N):
         rows.append((1.0, 1.0, {a[h, m]: 1.0 for h in range(N) if (h, m) in a}))
+    x = {}
+    if tags is not None:
+        ptr, ids, emit, trans, doff, dtab, ok = tags
+        S = trans.shape[0] - 1
+        K = [1] + [int(ptr[i + 1] - ptr[i]) for i in range(1, N)]
+        for i in range(1, N):
+            for j in range(K[i]):
+                c = int(ptr[i]) + j
+                cost_ = emit[c] + (trans[S, ids[c]] if i == 1 else 0.0)
+                cost_ += trans[ids[c], S] if i == N - 1 else 0.0
+                x[i, j] = var(cost_, 0.0, 0.0 if ok is not None and not ok[c] else 1.0, True)
+            rows.append((1.0, 1.0, {x[i, j]: 1.0 for j in range(K[i])}))
+        for i in range(2, N):
+            out_ = {jp: {x[i - 1, jp]: -1.0} for jp in range(K[i - 1])}
+            in_ = {j: {x[i, j]: -1.0} for j in range(K[i])}
+            for jp in range(K[i - 1]):
+                for j in range(K[i]):
+                    q = var(trans[ids[ptr[i - 1] + jp], ids[ptr[i] + j]], 0.0, 1.0, False)
+                    out_[jp][q] = 1.0
+                    in_[j][q] = 1.0
+            rows.extend((0.0, 0.0, r) for r in out_.values())
+            rows.extend((0.0, 0.0, r) for r in in_.values())
+        for (h, m), j in a.items():
+            o = int(doff[h, m])
+            total = {j: -1.0}
+            by_a = {ah: {x[h, ah]: -1.0} for ah in range(K[h])} if h else {}
+            by_b = {bm: {x[m, bm]: -1.0} for bm in range(K[m])}
+            for ah in range(K[h]):
+                for bm in range(K[m]):
+                    pv = var(dtab[o + ah * K[m] + bm], 0.0, 1.0, False)
+                    total[pv] = 1.0
+                    if h:
+                        by_a[ah][pv] = 1.0
+                    by_b[bm][pv] = 1.0
+            rows.append((0.0, 0.0, total))
+            rows.extend((-np.inf, 0.0, r) for r in by_a.values())
+            rows.extend((-np.inf, 0.0, r) for r in by_b.values())
     if single_root:
         rows.append((1.0, 1.0, {a[0, m]: 1.0 for m in range(1, N) if (0, m) in a}))
     for h in range(N):
@@ -482,18 +532,25 @@ def ilp_best(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, si
         solver.run()
         status = solver.getModelStatus()
         if status == highspy.HighsModelStatus.kInfeasible:
-            return None, -np.inf, rounds
+            return (None, -np.inf, rounds) if tags is None else (None, None, -np.inf, rounds)
         if status != highspy.HighsModelStatus.kOptimal:
             raise RuntimeError("HiGHS did not prove optimality: "
                                + solver.modelStatusToString(status))
-        x = np.asarray(solver.getSolution().col_value)
+        sol = np.asarray(solver.getSolution().col_value)
         heads = np.full(N, -1, dtype=np.int64)
         for (h, m), j in a.items():
-            if x[j] > 0.5:
+            if sol[j] > 0.5:
                 heads[m] = h
         cycles = _cycles(heads)
         if not cycles:
-            return heads, float(solver.getInfo().objective_function_value), rounds
+            value = float(solver.getInfo().objective_function_value)
+            if tags is None:
+                return heads, value, rounds
+            chosen = np.full(N, -1, dtype=np.int64)
+            for (i, j), col in x.items():
+                if sol[col] > 0.5:
+                    chosen[i] = j
+            return heads, chosen, value, rounds
         for cyc in cycles:
             members = set(cyc)
             idx = [a[h, m] for (h, m) in a if h in members and m in members]
@@ -518,3 +575,49 @@ def _cycles(heads):
         for w in walk:
             state[w] = 2
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# joint tagging and parsing (depparse.decode.joint)
+# ---------------------------------------------------------------------------------------------
+
+
+def chain_value(tags, emit, trans):
+    """The tag chain's score of the candidate indices ``tags[1:]`` (``tags[0]`` ignored):
+    ``trans[START, t_1] + sum_i emit[i][k_i] + sum trans[t_{i-1}, t_i] + trans[t_n, END]``
+    with START / END the last row / column of ``trans``; ``emit[i][k]`` and the tag ids
+    ``ids[i][k]`` are passed as pairs ``emit[i] = [(id, score), ...]``."""
+    S = trans.shape[0] - 1
+    prev = S
+    total = 0.0
+    for i in range(1, len(tags)):
+        t, e = emit[i][tags[i]]
+        total += trans[prev, t] + e
+        prev = t
+    return float(total + trans[prev, S]) if len(tags) > 1 else 0.0
+
+
+def joint_best(arc, sibling, grand, grandsib, emit, trans, D, single_root=False, allowed=None):
+    """Brute force over every (tree, tag sequence): the best ``(heads, tags, value)`` of
+    ``F = full model(heads) + chain(tags) + sum_m D[h_m, m, k_{h_m}, k_m]`` (``k_0 = 0``),
+    ``emit`` as in :func:`chain_value`, ``allowed[i]`` the allowed candidate indices of word
+    ``i`` (default: all).  ``(None, None, -inf)`` when there is none."""
+    n = arc.shape[0] - 1
+    trees = all_trees(n, single_root)
+    if len(trees) == 0:
+        return None, None, -np.inf
+    tscores = tree_scores_full(trees, arc, sibling, grand, grandsib)
+    choices = [range(len(emit[i])) if allowed is None else allowed[i] for i in range(1, n + 1)]
+    best = (None, None, -np.inf)
+    for ks in itertools.product(*choices):
+        tags = (0,) + tuple(ks)
+        c = chain_value(tags, emit, trans)
+        total = tscores + c
+        for m in range(1, n + 1):
+            h = trees[:, m]
+            kh = np.where(h == 0, 0, np.array(tags)[h])
+            total = total + D[h, m, kh, tags[m]]
+        k = int(np.argmax(total))
+        if total[k] > best[2]:
+            best = (trees[k], np.array((-1,) + tuple(ks)), float(total[k]))
+    return best

@@ -120,3 +120,69 @@ def test_shipped_model_dev_300_and_every_uncertified_equal_ilp(shipped):
     counts = check_sentences(parser, [dev[i] for i in chosen], budgets=(None,))
     print(counts)
     assert sum(counts.values()) == len(chosen)
+
+
+# ---------------------------------------------------------------------------------------------
+# joint tagging and parsing (depparse.decode.joint): the ILP with tag variables
+
+
+def _tag_tuple(tags):
+    return (tags.ptr, tags.ids, tags.emit, tags.trans, tags.doff, tags.dtab, tags.ok)
+
+
+def test_ilp_oracle_with_tags_equals_brute_force():
+    """The oracle with tag variables against brute force over all (tags x trees)."""
+    from test_joint import brute, instance
+
+    rng = np.random.default_rng(22)
+    for i in range(40):
+        n = 1 + i % 5
+        pt, tags, dense = instance(rng, n, grandparents=i % 3 != 0,
+                                   p_inf=0.3 if i % 4 == 3 else 0.0)
+        single = bool(i % 2)
+        _, _, bv = brute(dense, single)
+        heads, chosen, val, _ = ilp_best(*pt.arrays(), single, tags=_tag_tuple(tags))
+        if bv == -np.inf:
+            assert heads is None, i
+            continue
+        assert abs(val - bv) <= 1e-7 * max(1.0, abs(bv)), (i, val, bv)
+        from depparse.decode.joint import joint_score
+        assert abs(joint_score(pt, tags, heads, chosen) - bv) <= 1e-7 * max(1.0, abs(bv))
+
+
+@pytest.mark.corpora
+def test_shipped_model_joint_analyses_equal_ilp(shipped):
+    """Joint tagging and parsing of dev sentences with the shipped model (the parse path's
+    part and tag tables): every analysis proved optimal scores the ILP's optimum, and no
+    less than the pipeline's analysis (the tagger's tags, the parser's tree), which is one of
+    the joint model's."""
+    from depparse.decode.joint import decode_joint, joint_score
+
+    parser, dev = shipped
+    single = parser.decoding.single_root
+    counts = {p: 0 for p in PROOFS}
+    changed = 0
+    try:
+        parser.set_joint(weight=0.05, k=3, margin=40.0)
+        for s in dev[:30]:
+            ji = parser.joint_table(s, single_root=single)
+            _, _, val, _ = ilp_best(*ji.parts.arrays(), single, tags=_tag_tuple(ji.tags))
+            tol = REL * max(1.0, abs(val))
+            pipe = parser.decode(ji.enc, keep=ji.keep)
+            zero = np.zeros(s.n + 1, dtype=np.int64)
+            f_pipe = joint_score(ji.parts, ji.tags, pipe.heads, zero)
+            assert f_pipe <= val + tol
+            for b in (150, 3):
+                r = decode_joint(ji.parts, ji.tags, budget=b, single_root=single,
+                                 alpha=parser.decoding.alpha)
+                ctx = (s.sent_id, s.n, b, r.proof, r.nodes)
+                assert r.optimal and r.proof in PROOFS, ctx
+                assert abs(r.score - val) <= tol, (ctx, r.score, val)
+                assert abs(joint_score(ji.parts, ji.tags, r.heads, r.tags) - r.score) <= tol
+                counts[r.proof] += 1
+            changed += int((r.tags[1:] != 0).sum())
+    finally:
+        parser.set_joint(on=False)
+    print(counts, changed)
+    assert counts["branch-and-bound"] >= 3, counts  # the test exercised branch and bound
+    assert changed > 0  # and tags other than the tagger's

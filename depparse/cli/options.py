@@ -8,6 +8,9 @@ from dataclasses import fields
 
 from ..config import DecodeConfig, ModelConfig, TrainConfig
 from ..errors import ConfigError, UsageError
+from ..inference.joint import JointSettings
+
+JOINT_DEFAULTS = JointSettings()
 
 __all__ = ["CONFIGS", "EXAMPLES", "add_config_flags", "build_parser", "configs_from_args"]
 
@@ -171,6 +174,22 @@ def build_parser(extra=()):
                    help="predict UPOS, XPOS, LEMMA and FEATS with the model's tagger even "
                         "where the input has them (default: in the sentences that have none "
                         "of the four, and the columns a file lacks altogether)")
+    p.add_argument("--joint", action="store_true",
+                   help="decode the UPOS the model's tagger predicts together with the tree "
+                        "(joint tagging and parsing by dual decomposition, Rush et al. 2010), "
+                        "each analysis proved optimal under the joint model; XPOS, FEATS and "
+                        "LEMMA follow the UPOS chosen (default: the tagger fixes the tags "
+                        "first)")
+    p.add_argument("--joint-weight", type=float, default=None, metavar="W",
+                   help="with --joint: the weight of the tagger's scores against the parser's "
+                        f"(default: {JOINT_DEFAULTS.weight:g})")
+    p.add_argument("--joint-candidates", type=int, default=None, metavar="K",
+                   help="with --joint: at most K candidate tags per word (default: "
+                        f"{JOINT_DEFAULTS.k})")
+    p.add_argument("--joint-margin", type=float, default=None, metavar="M",
+                   help="with --joint: a tag is a candidate when its max-marginal under the "
+                        "tagger's chain is within M of the best (default: "
+                        f"{JOINT_DEFAULTS.margin:g})")
     p.add_argument("-o", "--output", metavar="OUT",
                    help="output file ('-': stdout; a device or FIFO is written in place), or "
                         "a folder (an existing one, or a name ending in '/'): one output per "

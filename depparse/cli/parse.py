@@ -100,6 +100,14 @@ def cmd_parse(args):
             parser.decoding = dataclasses.replace(parser.decoding, **proofs)
     except DepparseError as e:
         raise UsageError(f"--prune-threshold/--prune-max-heads: {e}") from None
+    joint = dict(weight=args.joint_weight, k=args.joint_candidates, margin=args.joint_margin)
+    if not args.joint and any(v is not None for v in joint.values()):
+        raise UsageError("--joint-weight/--joint-candidates/--joint-margin: only with --joint")
+    if args.joint:
+        try:
+            parser.set_joint(**joint)
+        except ConfigError as e:
+            raise UsageError(f"--{e.field}: {e.rule}") from None
     try:
         check_solver(parser.config, parser.decoding)
     except ConfigError as e:
@@ -208,6 +216,10 @@ class Run:
             raise
         self.progress.clear()
         self.watch.done()
+        if args.joint and self.counts.sentences and not self.counts.joint:
+            warnings.warn("--joint: the tagger predicted the UPOS of no sentence (the input "
+                          "has UPOS), so no tags were decoded jointly; give --retag to decode "
+                          "them jointly anyway", InputWarning, stacklevel=1)
         if not args.quiet:
             before = Counts(state["counts"]) if state is not None else None
             print(f"depparse: {self.counts.summary(seconds, before)}", file=sys.stderr)

@@ -6,7 +6,9 @@ them.  :func:`viterbi` finds the sequence ``y_1 .. y_n`` maximising
 ``trans[S, y_1] + sum_i E_i(y_i) + sum_{i>1} trans[y_{i-1}, y_i] + trans[y_n, S]``, ``S`` the
 START/END row and column of ``trans`` (its last), in ``O(sum_i |C_{i-1}| |C_i|)`` (Viterbi
 1967; the decoder of Collins's 2002 perceptron tagger); :func:`best_each` picks every word's
-best candidate on its own.  Arrays in, arrays out; the scores come from
+best candidate on its own; :func:`max_marginals` gives, for every candidate, the best score of a
+sequence through it (the forward and backward Viterbi passes; the candidate sets of joint
+tagging and parsing, :mod:`depparse.decode.joint`).  Arrays in, arrays out; the scores come from
 :func:`depparse.features.tags.candidate_scores`.
 
 References
@@ -20,7 +22,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-__all__ = ["best_each", "viterbi"]
+__all__ = ["best_each", "max_marginals", "viterbi"]
 
 
 @nb.njit(cache=True)
@@ -105,3 +107,48 @@ def best_each(E, ptr, ids):
                 best = E[c]
                 out[i] = ids[c]
     return out
+
+
+@nb.njit(cache=True)
+def max_marginals(E, ptr, ids, trans):
+    """For every candidate ``c`` of word ``i``, the best score of a tag sequence with
+    ``y_i = ids[c]`` (the objective of :func:`viterbi`): forward plus backward Viterbi.
+
+    Parameters
+    ----------
+    E, ptr, ids, trans
+        As for :func:`viterbi`.
+
+    Returns
+    -------
+    (M,) float64
+        The max-marginals; their maximum over any one word is the score of the best sequence.
+    """
+    N = ptr.shape[0] - 1
+    S = trans.shape[0] - 1
+    M = ids.shape[0]
+    fw = np.empty(M)
+    bw = np.empty(M)
+    if N <= 1:
+        return fw
+    for c in range(ptr[1], ptr[2]):
+        fw[c] = trans[S, ids[c]] + E[c]
+    for i in range(2, N):
+        for c in range(ptr[i], ptr[i + 1]):
+            best = -np.inf
+            for cp in range(ptr[i - 1], ptr[i]):
+                t = fw[cp] + trans[ids[cp], ids[c]]
+                if t > best:
+                    best = t
+            fw[c] = best + E[c]
+    for c in range(ptr[N - 1], ptr[N]):
+        bw[c] = trans[ids[c], S]
+    for i in range(N - 2, 0, -1):
+        for c in range(ptr[i], ptr[i + 1]):
+            best = -np.inf
+            for cn in range(ptr[i + 1], ptr[i + 2]):
+                t = trans[ids[c], ids[cn]] + E[cn] + bw[cn]
+                if t > best:
+                    best = t
+            bw[c] = best
+    return fw + bw

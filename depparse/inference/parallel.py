@@ -135,6 +135,14 @@ def _stop_workers(ex):
             pass
 
 
+def _died(chunk) -> WorkerDiedError:
+    """The error of a pool whose worker died: the sentences from ``chunk``'s first on (the
+    first not returned) were not parsed."""
+    s = chunk[0][0]
+    return WorkerDiedError(f"a worker process died (killed, out of memory or crashed); the "
+                           f"sentences from {s.source}:{s.line_no} on were not parsed")
+
+
 def iter_parallel(parser, items, jobs, kw, chunk_size=None, start_method=None):
     """Parse a stream of ``(sentence, tag_columns)`` pairs with ``jobs`` worker processes.
 
@@ -210,7 +218,10 @@ def iter_parallel(parser, items, jobs, kw, chunk_size=None, start_method=None):
                     # warning does not apply to them
                     warnings.filterwarnings("ignore", message=r"os\.fork\(\) was called",
                                             category=RuntimeWarning)
-                    future = ex.submit(_work, chunk)
+                    try:
+                        future = ex.submit(_work, chunk)
+                    except BrokenProcessPool:  # a worker died before this chunk was sent
+                        raise _died(pending[0][0] if pending else chunk) from None
                 pending.append((chunk, future))
                 if len(pending) < limit:
                     continue
@@ -219,10 +230,7 @@ def iter_parallel(parser, items, jobs, kw, chunk_size=None, start_method=None):
                 try:
                     res = future.result()
                 except BrokenProcessPool:
-                    s = done[0][0]
-                    raise WorkerDiedError(
-                        f"a worker process died (killed, out of memory or crashed); the "
-                        f"sentences from {s.source}:{s.line_no} on were not parsed") from None
+                    raise _died(done) from None
                 if len(res) != len(done):  # pragma: no cover - a bug, not bad input
                     raise RuntimeError(f"a chunk of {len(done)} sentences came back with "
                                        f"{len(res)} results")

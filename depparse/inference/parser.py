@@ -17,6 +17,7 @@ import itertools
 import time
 import warnings
 from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -25,21 +26,26 @@ from ..decode.ad3 import ad3_decompose
 from ..decode.bnb import PROOF_DUAL, PROOF_EXACT, decode_exact
 from ..decode.dual import dual_decompose
 from ..decode.eisner import eisner
+from ..decode.joint import TagTable, decode_joint, joint_decompose
 from ..decode.mst import chu_liu_edmonds
+from ..decode.tags import best_each, viterbi
 from ..encoding.minilm import one_blas_thread, word_vectors
 from ..errors import InputWarning, UsageError
 from ..features.dense import DenseArcs, model_dense_term
 from ..features.label_dense import LabelDense
 from ..features.network import model_network
 from ..features.parts import build_parts, template_switches
+from ..features.tag_arcs import tag_arc_table
 from ..model import Model
 from .candidates import candidate_arcs
+from .joint import JointSettings, tag_candidates
 from .labeling import Labeler
 from .parallel import iter_parallel
 from .tagging import Tagger
 from .tokenizer import Tokenizer
 
-__all__ = ["ParseResult", "Parser", "TAG_COLUMNS", "TAG_WINDOW", "blank_columns", "tree_decoder"]
+__all__ = ["JointInput", "ParseResult", "Parser", "TAG_COLUMNS", "TAG_WINDOW", "blank_columns",
+           "tree_decoder"]
 
 #: Sentences per forward pass of a learned network in :meth:`Parser.parse_many`.
 LEARNED_CHUNK = 32
@@ -94,6 +100,26 @@ class ParseResult:
     # the columns of TAG_COLUMNS the model's tagger predicted for this sentence (set by
     # Parser.parse_one; empty: the input's own tags)
     tagged: tuple = ()
+    # joint tagging and parsing (Parser.set_joint): ``joint`` when the tree and the UPOS were
+    # decoded together (the proof is then one of the joint analysis), ``tags_changed`` how
+    # many UPOS it changed from the tagger's own sequence, ``tag_candidates`` the candidates
+    # it chose among (all words together)
+    joint: bool = False
+    tags_changed: int = 0
+    tag_candidates: int = 0
+
+
+class JointInput(NamedTuple):
+    """What joint decoding of one sentence decodes (:meth:`Parser.joint_table`)."""
+
+    pipe: Any  # the Sentence tagged by the tagger's own chain (the pipeline's tags)
+    enc: Any  # its encoding (Encoded)
+    keep: np.ndarray  # the kept arcs
+    parts: Any  # PartTable, scored with the pipeline's tags
+    tags: TagTable  # the candidate UPOS: the tagger's chain (weighted) and D
+    best: np.ndarray  # the tagger's UPOS ids (index 0: -1)
+    retag: Any  # retag(upos ids) -> the Sentence with those UPOS and what follows from them
+    vectors: Any  # the encoder vectors the encoding used (or None)
 
 
 class Parser:
@@ -120,6 +146,7 @@ class Parser:
                                       model.config.dense_parts)
         self.learned = model_network(model.components.get("network"),
                                      model.config.learned_scale)
+        self.joint = None  # JointSettings (set_joint): joint tagging and parsing
         pd = model.components.get("pruner_dense")
         self.pruner_dense = None if pd is None else DenseArcs.from_component(pd.meta, pd.arrays)
         self.labeler = None
@@ -153,6 +180,34 @@ class Parser:
         if self.order == 0:
             raise UsageError("this is an mst model: it scores all arcs and does not prune")
         self.decoding = dataclasses.replace(self.decoding, **changes)  # validates the values
+
+    def set_joint(self, weight=None, k=None, margin=None, on=True):
+        """Decode the UPOS of the sentences the tagger tags together with their trees
+        (joint tagging and parsing, :mod:`depparse.decode.joint`): ``weight`` of the tagger's
+        scores against the parser's, at most ``k`` candidate tags per word within ``margin``
+        of the best (:class:`~depparse.inference.joint.JointSettings`; its defaults when not
+        given).  ``on=False`` turns it off (the pipeline).
+
+        Raises
+        ------
+        UsageError
+            For a model without a tagger, with head bigrams, or decoding with AD3.
+        ConfigError
+            For settings out of range.
+        """
+        if not on:
+            self.joint = None
+            return
+        if self.tagger is None:
+            raise UsageError("joint tagging needs a model with a tagger; this one has none")
+        if self.config.head_bigrams:
+            raise UsageError("joint tagging does not combine with head bigrams (a gsh model)")
+        if self.decoding.solver != "subgradient":
+            raise UsageError("joint tagging decodes by subgradient dual decomposition: not with "
+                             "--solver ad3")
+        given = {k_: v for k_, v in (("weight", weight), ("k", k), ("margin", margin))
+                 if v is not None}
+        self.joint = JointSettings(**given)
 
     def keep_mask(self, enc, single_root=None):
         """Arcs the decoder may use: all for ``mst`` models, else the pruner's kept arcs."""
@@ -260,6 +315,9 @@ class Parser:
         the words' encoder vectors of the contextual classes' layer, when the caller has
         them (:meth:`parse_many`); computed here otherwise.
         """
+        if self.joint is not None and "UPOS" in tag_columns:
+            return self._parse_joint(sentence, tuple(tag_columns), vectors, max_iter,
+                                     single_root, time_limit)
         if tag_columns:
             shared = self._shared_vectors(sentence, vectors)
             vectors = shared if vectors is None else vectors
@@ -274,6 +332,81 @@ class Parser:
         else:
             rels = [""] * (sentence.n + 1)
         return sentence.with_parse(r.heads, rels), r
+
+    def joint_table(self, sentence, tag_columns=tuple(TAG_COLUMNS), vectors=None,
+                    single_root=None) -> JointInput:
+        """What joint decoding of one sentence decodes (:class:`JointInput`): the sentence
+        tagged by the tagger's own chain (``tag_columns`` predicted), its part table over the
+        kept arcs and its tag table over the candidate UPOS (:meth:`set_joint`'s settings,
+        their defaults when it is off)."""
+        js, vocab, tg = self.joint or JointSettings(), self.model.vocab, self.tagger
+        shared = self._shared_vectors(sentence, vectors)
+        vectors = shared if vectors is None else vectors
+        cols = [TAG_COLUMNS[c] for c in tag_columns]
+        forms = sentence.forms
+        lat = tg.upos_lattice(forms, shared)
+        task = tg.tasks["upos"]
+        best = (viterbi(lat.emit, lat.ptr, lat.ids, task.trans) if task.viterbi
+                else best_each(lat.emit, lat.ptr, lat.ids))
+
+        def tagged(upos):
+            lem, up, xp, fe = tg.tag_given_upos(forms, lat, upos)
+            got = {"lemmas": lem, "upos": up, "xpos": xp, "feats": fe}
+            return sentence.with_tags(**{c: got[c] for c in cols})
+
+        pipe = tagged(best)
+        enc = vocab.encode(pipe, vectors)
+        keep = self.keep_mask(enc, single_root)
+        parts = self.part_table(enc, keep)
+        cptr, sel = tag_candidates(lat.emit, lat.ptr, lat.ids, task.trans, best, js.k,
+                                   js.margin)
+        ids = lat.ids[sel]
+        cand_upos = np.array([vocab.upos.get(tg.upos[t]) for t in ids], dtype=np.int64)
+        doff, dtab = tag_arc_table(enc, keep, self.w, self.config.bits, cptr, cand_upos,
+                                   self.templates_on)
+        tags = TagTable(cptr, ids, js.weight * lat.emit[sel], js.weight * task.trans, doff,
+                        dtab)
+        return JointInput(pipe, enc, keep, parts, tags, best, tagged, vectors)
+
+    def _parse_joint(self, sentence, tag_columns, vectors, max_iter, single_root, time_limit):
+        """:meth:`parse_one` with joint tagging and parsing (:meth:`set_joint`): the tree and
+        the UPOS decoded together (:func:`~depparse.decode.joint.decode_joint`) over the
+        tagger's candidate tags; XPOS, FEATS and LEMMA (where predicted) then follow the UPOS
+        chosen, and the labeler reads them."""
+        d = self.decoding
+        t0 = time.perf_counter()
+        single = d.single_root if single_root is None else bool(single_root)
+        K = d.max_iter if max_iter is None else int(max_iter)
+        if time_limit is None:
+            time_limit = d.time_limit
+        ji = self.joint_table(sentence, tag_columns, vectors, single)
+        kw = dict(alpha=d.alpha, single_root=single, projective=d.projective,
+                  time_limit=time_limit)
+        if d.proof:
+            r = decode_joint(ji.parts, ji.tags, budget=min(d.budget, K), **kw)
+            proof, nodes, root_iter = r.proof, r.nodes, r.root_iterations
+            extra = dict(bnb_iterations=r.iterations - r.root_iterations,
+                         bnb_seconds=r.seconds_bnb)
+        else:
+            r = joint_decompose(ji.parts, ji.tags, max_iter=K, **kw)
+            proof, nodes, root_iter, extra = (PROOF_DUAL if r.certificate else None), 1, \
+                r.iterations, {}
+        upos = ji.tags.chosen(r.tags, ji.best)
+        changed = int((upos[1:] != ji.best[1:]).sum())
+        out, enc = ji.pipe, ji.enc
+        if changed:
+            out = ji.retag(upos)
+            enc = self.model.vocab.encode(out, ji.vectors)
+        res = ParseResult(r.heads, r.certificate, root_iter, time.perf_counter() - t0,
+                          kept_arcs=int(ji.keep.sum()), timed_out=r.timed_out,
+                          optimal=proof is not None, proof=proof, nodes=nodes,
+                          tagged=tag_columns, joint=True, tags_changed=changed,
+                          tag_candidates=int(ji.tags.ids.shape[0]), **extra)
+        if self.labeler is not None:
+            rels = self.labeler.label_strings(enc, r.heads)
+        else:
+            rels = [""] * (sentence.n + 1)
+        return out.with_parse(r.heads, rels), res
 
     def parse_many(self, sentences, **kw):
         """:meth:`parse_one` of each sentence, in order (keywords: those of

@@ -29,6 +29,8 @@ UDPipe. CoNLL 2017 Shared Task (lemma rules, tag candidates per form).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba as nb
 import numpy as np
 
@@ -40,8 +42,8 @@ from ..features.lemmas import ScriptIndex, from_key
 from ..features.tags import Lexicon, candidate_scores, lemma_bases, string_hash, tag_bases
 from ..model import Component
 
-__all__ = ["FORMAT", "Tagger", "TaggerTask", "VERSION", "all_candidates", "allowed_candidates",
-           "feat_hashes", "join_feats", "scaled_vectors"]
+__all__ = ["FORMAT", "Tagger", "TaggerTask", "UposLattice", "VERSION", "all_candidates",
+           "allowed_candidates", "feat_hashes", "join_feats", "scaled_vectors"]
 
 FORMAT = "depparse-tagger"
 VERSION = 1
@@ -50,6 +52,18 @@ VERSION = 1
 def join_feats(pairs) -> str:
     """A FEATS bundle from ``(name, value)`` pairs, sorted by name regardless of case (UD)."""
     return "|".join(f"{k}={v}" for k, v in sorted(pairs, key=lambda kv: kv[0].lower()))
+
+
+class UposLattice(NamedTuple):
+    """The tagger's UPOS chain of one sentence (:meth:`Tagger.upos_lattice`): the word atoms
+    and dense vectors (for the second stage), the candidates ``ptr`` / ``ids`` (CSR, every
+    class) and their scores ``emit``."""
+
+    atoms: np.ndarray
+    vec: np.ndarray
+    ptr: np.ndarray
+    ids: np.ndarray
+    emit: np.ndarray
 
 
 _FEAT_CACHE: dict[str, tuple[int, list[int]]] = {}
@@ -342,14 +356,34 @@ class Tagger:
             LEMMA, UPOS, XPOS, FEATS; index 0 as in :class:`~depparse.conllu.Sentence`
             (``"<ROOT>"``, FEATS ``""``).
         """
+        lat = self.upos_lattice(forms, vectors)
+        t = self.tasks["upos"]
+        upos = (viterbi(lat.emit, lat.ptr, lat.ids, t.trans) if t.viterbi
+                else best_each(lat.emit, lat.ptr, lat.ids))
+        return self.tag_given_upos(forms, lat, upos)
+
+    def upos_lattice(self, forms, vectors=None) -> UposLattice:
+        """The UPOS chain of one sentence (:class:`UposLattice`): every class is a candidate
+        of every word, scored by the tagger's first stage; :func:`~depparse.decode.tags.viterbi`
+        over it with the task's transitions is the tagger's UPOS (joint tagging and parsing
+        chooses among its best candidates instead, :mod:`depparse.decode.joint`)."""
         N = len(forms)
         atoms = self.lexicon.sentence(forms)
         vec = self.vectors(forms, vectors)
-        w, mask = self.w, self.mask
         dummy = np.zeros(N, dtype=np.int64)
         bases, c1, _ = tag_bases(atoms, dummy, False)
         t = self.tasks["upos"]
-        upos, _ = t.decode(bases, c1, w, mask, vec, *t.candidates(N))
+        ptr, ids = t.candidates(N)
+        return UposLattice(atoms, vec, ptr, ids, t.scores(bases, c1, self.w, self.mask, vec,
+                                                          ptr, ids))
+
+    def tag_given_upos(self, forms, lat, upos):
+        """``(lemmas, upos, xpos, feats)`` of :meth:`tag_forms` for the UPOS ids ``upos``
+        (index 0: -1), the second stage and the lemmatizer reading them; ``lat`` from
+        :meth:`upos_lattice`."""
+        N = len(forms)
+        atoms, vec = lat.atoms, lat.vec
+        w, mask = self.w, self.mask
         bases, _, c2 = tag_bases(atoms, upos, True)
         out = {}
         for name in self.order[1:-1]:

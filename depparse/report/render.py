@@ -166,13 +166,16 @@ def _sections(summary: dict[str, Any], figures: set[str]) -> list[_Section]:
             "iterations, branch and bound finishes the proof: it splits the candidate heads "
             "of a word in two, bounds each half by dual decomposition again, and discards "
             "every half whose bound is below the best tree found. 'not proved': stopped by "
-            "a time or node limit, or decoded with --no-proof.",
+            "a time or node limit, or decoded with --no-proof. 'joint': the tree and the "
+            "UPOS decoded together (parse --joint), proved optimal together; 'UPOS changed': "
+            "the tags the joint decoder changed from the tagger's.",
             None,
             ("proof", "sentences", "%", "words", "seconds", "branch-and-bound seconds",
-             "nodes", "most nodes"),
+             "nodes", "most nodes", "joint", "UPOS changed"),
             [(r["proof"].replace("-", " "), f"{r['sentences']:,}", _f(r["pct"]),
               f"{r['words']:,}", _f(r["seconds"]), _f(r["bnb_seconds"]), f"{r['nodes']:,}",
-              f"{r['max_nodes']:,}") for r in summary.get("proofs", [])],
+              f"{r['max_nodes']:,}", f"{r.get('joint', 0):,}", f"{r.get('tags_changed', 0):,}")
+             for r in summary.get("proofs", [])],
         )
     )
 

@@ -119,6 +119,8 @@ class ReportSentence:
     forms: list | None = None  # FORM, UPOS, LEMMA (index 0 the root), when the report has them
     upos: list | None = None
     lemmas: list | None = None
+    joint: bool = False  # tree and UPOS decoded jointly (parse --joint); its proof is theirs
+    tags_changed: int = 0  # UPOS the joint decoder changed from the tagger's
 
     def __post_init__(self):
         if self.optimal is None:
@@ -163,6 +165,13 @@ def _proof(raw: Mapping, version: int) -> dict:
     if not _is_num(sec) or not sec >= 0:
         raise _Invalid(f"'bnb_seconds' must be a non-negative number, got {sec!r}")
     out.update(bnb_iterations=int(it), bnb_seconds=float(sec))
+    joint, changed = raw.get("joint", False), raw.get("tags_changed", 0)
+    if not isinstance(joint, (bool, np.bool_)):
+        raise _Invalid(f"'joint' must be true or false, got {joint!r}")
+    if not _is_int(changed) or changed < 0 or (changed and not joint):
+        raise _Invalid(f"'tags_changed' must be a non-negative integer (0 unless 'joint'), "
+                       f"got {changed!r}")
+    out.update(joint=bool(joint), tags_changed=int(changed))
     return out
 
 
@@ -332,6 +341,8 @@ def validate_report(report: Mapping[str, Any], source: str | None = None) -> Non
                             report's tree page),
                             "optimal", "proof", "nodes" (version 3),
                             "bnb_iterations", "bnb_seconds" (optional),
+                            "joint", "tags_changed" (optional: tree and UPOS decoded
+                            jointly, the UPOS changed from the tagger's),
                             "tagged" (optional: the columns the tagger predicted)}, ...],
              "files": {file: {"sentences", "words", "tagged" (sentences whose tags the
                               model predicted), "columns"}} (optional)}
@@ -419,6 +430,8 @@ def sentence_entry(fname, index, sentence, parsed, r) -> dict:
         "certificate": bool(r.certificate), "iterations": int(r.iterations),
         "optimal": bool(r.optimal), "proof": r.proof, "nodes": int(r.nodes),
         "bnb_iterations": int(r.bnb_iterations), "bnb_seconds": float(r.bnb_seconds),
+        "joint": bool(getattr(r, "joint", False)),
+        "tags_changed": int(getattr(r, "tags_changed", 0)),
         "seconds": float(r.seconds), "timed_out": bool(r.timed_out),
         "kept_arcs": int(r.kept_arcs), "tagged": list(getattr(r, "tagged", ()) or ()),
         "dual": _round(r.dual), "primal": _round(r.primal),

@@ -290,6 +290,8 @@ def summarize(report: Mapping[str, Any], sents: list[ReportSentence]) -> dict[st
                 "nodes": sum(s.nodes for s in group),
                 "max_nodes": max((s.nodes for s in group), default=0),
                 "iterations": sum(s.iterations + s.bnb_iterations for s in group),
+                "joint": sum(s.joint for s in group),
+                "tags_changed": sum(s.tags_changed for s in group),
             }
         )
     proved = sum(bool(s.optimal) for s in sents)
