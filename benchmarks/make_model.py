@@ -148,7 +148,7 @@ SHIPPED = {
            "licence": "CC BY-SA 4.0", "language": "Portuguese",
            "udpipe": {"gold tokenization": {"UPOS": 96.3, "UAS": 86.4, "LAS": 83.2},
                       "raw text": {"LAS": 82.2}}},
-    "tr": {"treebank": "tr_imst", "recipe": SPARSE_RECIPE, "note": SPARSE_NOTE,
+    "tr": {"treebank": "tr_imst", "recipe": LEARNED_RECIPE, "note": LEARNED_NOTE,
            "licence": "CC BY-NC-SA 3.0", "language": "Turkish",
            "udpipe": {"gold tokenization": {"UPOS": 93.1, "UAS": 64.1, "LAS": 56.9},
                       "raw text": {"LAS": 54.6}}},
