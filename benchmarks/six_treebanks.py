@@ -187,7 +187,8 @@ def main(argv=None) -> int:
                 lines.append(f"- {r['treebank']}: `{form.capitalize()} {form}` → "
                              f"`{' '.join(words[:-1])}`")
     lines += ["", f"Machine: {platform.machine()}, {os.cpu_count()} cores (shared; one "
-              "process per treebank, run one after the other under the heavy-job lock)."]
+              "process per treebank, one after the other, at low priority beside the machine's "
+              "other jobs: the words/s vary with their load)."]
     text = "\n".join(lines) + "\n"
     (RESULTS / "six_treebanks.md").write_text(text)
     print(text)
