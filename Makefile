@@ -84,7 +84,7 @@ model-packages: $(STAMP)
 	$(PY) packaging/build_model_package.py models/*.npz --out dist
 
 ## Build the wheels, install them into a fresh virtual environment outside the checkout and
-## parse corpora/sample.conllu and plain text from another folder (what CI runs after `make test`).
+## parse corpora/sample.conllu and plain text from another folder (CI runs it within test-slow).
 wheel-check: $(STAMP)
 	$(PY) -m pytest -q -m slow tests/test_packaging_wheel.py
 

@@ -385,6 +385,7 @@ def test_lazy_average_with_the_chain(share):
 
 
 @pytest.mark.corpora
+@pytest.mark.slow  # trains on en_ewt slices: 27-32 s, the slowest of the fast suite (measured)
 def test_gsh_learns_from_real_treebank_slice(corpora_dir):
     """300 en_ewt training sentences, 4 epochs, gs and gsh alike: the head-bigram model parses
     300 dev sentences about as well as the gs model (measured when written: gs 78.17, gsh

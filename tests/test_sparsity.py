@@ -172,6 +172,7 @@ def test_lazy_average_through_proximal_steps():
 
 
 @pytest.mark.corpora
+@pytest.mark.slow  # trains on en_ewt slices: 27-32 s, the slowest of the fast suite (measured)
 def test_template_budget_on_a_real_treebank(corpora_dir, tmp_path):
     """500 en_ewt sentences, budget 30: the model keeps at most 30 templates, its file says
     which it left out and parses as the model in memory, and its kernels never emit them."""
