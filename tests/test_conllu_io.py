@@ -698,13 +698,13 @@ def test_validate_tree_single_root() -> None:
 
 
 # ---------------------------------------------------------------------------------------
-# speed (slow: run with -m slow)
+# the whole of a large file (slow: run with -m slow)
 # ---------------------------------------------------------------------------------------
 
 
 @pytest.mark.slow
 @pytest.mark.corpora
-def test_read_speed_en_ewt_train(corpora_dir: Path) -> None:
+def test_read_whole_en_ewt_train(corpora_dir: Path) -> None:
     import time
 
     path = corpora_dir / "en_ewt" / "en_ewt-ud-train.conllu"
@@ -713,5 +713,8 @@ def test_read_speed_en_ewt_train(corpora_dir: Path) -> None:
     t0 = time.perf_counter()
     sentences = read_conllu(path)
     elapsed = time.perf_counter() - t0
-    assert len(sentences) == 12544
-    assert elapsed < 5.0, f"reading en_ewt train took {elapsed:.2f}s"
+    # the whole training file is read (12,544 sentences, 204,577 words: the treebank's own
+    # counts); the time is printed, not asserted (a timed test fails on a loaded machine; the
+    # speed is benchmarks/streaming.md's business)
+    print(f"reading en_ewt train took {elapsed:.2f} s")
+    assert len(sentences) == 12544 and sum(s.n for s in sentences) == 204577
