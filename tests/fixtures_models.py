@@ -123,6 +123,31 @@ def syn(tmp_path_factory) -> Syn:
     return make_syn(tmp_path_factory.mktemp("syn"))
 
 
+@pytest.fixture(scope="module")
+def parser(syn):
+    """The tiny model of :func:`syn`, loaded (a module may define its own ``parser``)."""
+    import depparse
+
+    return depparse.load(syn.model)
+
+
+@pytest.fixture(scope="module")
+def sents(syn):
+    """The synthetic test and dev sentences, read."""
+    from depparse.conllu import read_conllu
+
+    return read_conllu(syn.test) + read_conllu(syn.dev)
+
+
+def conllu_bytes(sentences) -> bytes:
+    """``sentences`` as :func:`~depparse.conllu.write_conllu` writes them."""
+    from depparse.conllu import write_conllu
+
+    buf = io.BytesIO()
+    write_conllu(sentences, buf)
+    return buf.getvalue()
+
+
 def subprocess_env(**extra):
     """The environment for subprocesses (the numba cache location is inherited)."""
     env = dict(os.environ)

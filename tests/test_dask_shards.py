@@ -28,13 +28,7 @@ from pathlib import Path
 import pytest
 from fixtures_models import run_cli
 
-import depparse
 from depparse.shards import Joiner, ShardTask, cut_points, parse_shard, plan_file, scan_range
-
-
-@pytest.fixture(scope="module")
-def parser(syn):
-    return depparse.load(syn.model)
 
 
 def _odd_conllu(syn):

@@ -11,35 +11,17 @@
 
 from __future__ import annotations
 
-import io
 import multiprocessing as mp
 import os
 import signal
 
 import numpy as np
 import pytest
-from fixtures_models import run_cli, run_subprocess
+from fixtures_models import conllu_bytes, run_cli, run_subprocess
 
 import depparse
-from depparse.conllu import read_conllu, write_conllu
+from depparse.conllu import read_conllu
 from depparse.inference.parallel import WorkerDiedError, chunk_bounds, parse_parallel
-
-
-def _bytes(sents):
-    buf = io.BytesIO()
-    write_conllu(sents, buf)
-    return buf.getvalue()
-
-
-@pytest.fixture(scope="module")
-def parser(syn):
-    return depparse.load(syn.model)
-
-
-@pytest.fixture(scope="module")
-def sents(syn):
-    return read_conllu(syn.test) + read_conllu(syn.dev)
-
 
 # ---------------------------------------------------------------------------------------
 # --jobs
@@ -58,7 +40,7 @@ def test_jobs_identical_to_serial(parser, sents):
     ref = parser.parse_results(sents)
     for chunk in (None, 1, 7):
         got = parse_parallel(parser, sents, 2, dict(trace=True), chunk_size=chunk)
-        assert _bytes([p for p, _ in got]) == _bytes([p for p, _ in ref])
+        assert conllu_bytes([p for p, _ in got]) == conllu_bytes([p for p, _ in ref])
         for (_, r1), (_, r2) in zip(ref, got, strict=True):
             assert r1.certificate == r2.certificate and r1.iterations == r2.iterations
             assert np.array_equal(r1.dual, r2.dual)
@@ -67,9 +49,9 @@ def test_jobs_identical_to_serial(parser, sents):
 
 def test_spawn_start_method_identical(parser, sents):
     sub = sents[:24]
-    ref = _bytes(parser.parse(sub))
+    ref = conllu_bytes(parser.parse(sub))
     got = parse_parallel(parser, sub, 2, {}, start_method="spawn")
-    assert _bytes([p for p, _ in got]) == ref
+    assert conllu_bytes([p for p, _ in got]) == ref
     assert not mp.active_children()
 
 
@@ -164,13 +146,13 @@ def cluster():
 def test_parse_distributed_identical(cluster, parser, sents):
     from depparse.distributed import parse_distributed
 
-    ref = _bytes(parser.parse(sents))
+    ref = conllu_bytes(parser.parse(sents))
     got = parse_distributed(parser, sents, cluster, shard_size=7)
-    assert _bytes(got) == ref
+    assert conllu_bytes(got) == ref
     # from a model path and a scheduler address, with results
     res = parse_distributed(str(parser.path), sents, cluster.scheduler.address,
                             return_results=True)
-    assert _bytes([p for p, _ in res]) == ref
+    assert conllu_bytes([p for p, _ in res]) == ref
     assert all(r.dual is not None for _, r in res)
 
 
@@ -178,7 +160,7 @@ def test_worker_killed_mid_parse_loses_nothing(cluster, parser, sents):
     from depparse.distributed import parse_distributed
 
     sents = sents * 4  # 360 sentences
-    ref = _bytes(parser.parse(sents))
+    ref = conllu_bytes(parser.parse(sents))
     cluster.wait_for_workers(2, timeout=60)
     pids = cluster.run(os.getpid)
     victim = sorted(pids.values())[0]
@@ -192,7 +174,7 @@ def test_worker_killed_mid_parse_loses_nothing(cluster, parser, sents):
     got = parse_distributed(parser, sents, cluster, shard_size=4, on_shard=on_shard)
     assert sorted(seen) == list(range(90)), "each shard exactly once"
     assert len(got) == len(sents)
-    assert _bytes(got) == ref
+    assert conllu_bytes(got) == ref
     cluster.wait_for_workers(2, timeout=60)
     assert victim not in cluster.run(os.getpid).values(), "the worker was not killed"
 

@@ -23,32 +23,16 @@ import time
 import numpy as np
 import pytest
 import synthetic
-from fixtures_models import REPO_ROOT, run_cli
+from fixtures_models import REPO_ROOT, conllu_bytes, run_cli
 
 import depparse
-from depparse.conllu import read_conllu, write_conllu
+from depparse.conllu import read_conllu
 from depparse.inference import textfile
 from depparse.inference.parallel import IN_FLIGHT, MAX_CHUNK
 from depparse.inference.parser import TAG_WINDOW
 from depparse.inference.tokenizer import read_text
 
 SEED = int(os.environ.get("DEPPARSE_CRASH_SEED", "12345"))
-
-
-def _bytes(sents):
-    buf = io.BytesIO()
-    write_conllu(sents, buf)
-    return buf.getvalue()
-
-
-@pytest.fixture(scope="module")
-def parser(syn):
-    return depparse.load(syn.model)
-
-
-@pytest.fixture(scope="module")
-def sents(syn):
-    return read_conllu(syn.test) + read_conllu(syn.dev)
 
 
 # ---------------------------------------------------------------------------------------
@@ -59,7 +43,7 @@ def sents(syn):
 def test_iter_parse_results_is_parse_one_in_order(parser, sents, jobs):
     ref = [parser.parse_one(s) for s in sents]
     got = list(parser.iter_parse_results(iter(sents), jobs=jobs, trace=True))
-    assert _bytes([p for p, _ in got]) == _bytes([p for p, _ in ref])
+    assert conllu_bytes([p for p, _ in got]) == conllu_bytes([p for p, _ in ref])
     for (_, a), (_, b) in zip(ref, got, strict=True):
         assert (a.certificate, a.iterations, a.proof) == (b.certificate, b.iterations, b.proof)
     assert [p.heads.tolist() for p in parser.parse(sents, jobs=jobs)] == [
@@ -84,7 +68,7 @@ def test_iter_parse_results_reads_a_bounded_window(parser, sents, jobs):
     assert len(first) == 5 and pulled[0] <= bound, pulled
     more = list(itertools.islice(it, 400))
     assert len(more) == 400 and pulled[0] <= 405 + bound, pulled
-    assert _bytes([p for p, _ in first + more[:len(sents) - 5]]) == _bytes(
+    assert conllu_bytes([p for p, _ in first + more[:len(sents) - 5]]) == conllu_bytes(
         [p for p, _ in parser.parse_results(sents, trace=False)])
     it.close()
 
@@ -148,7 +132,7 @@ def test_cli_output_is_the_api_output(syn, parser, sents, tmp_path):
         rc, _, err = run_cli(["parse", syn.test, syn.dev, "-m", syn.model, "-o", out,
                               "--jobs", jobs])
         assert rc == 0, err
-        assert out.read_bytes() == _bytes(parser.parse(sents))
+        assert out.read_bytes() == conllu_bytes(parser.parse(sents))
         assert sorted(os.listdir(tmp_path)) == ["out.conllu"]
 
 
@@ -327,7 +311,7 @@ def test_killed_folder_run_resumes(syn, big, tmp_path):
     corpus.mkdir()
     sents = read_conllu(big[0])
     for k in range(4):
-        (corpus / f"part{k}.conllu").write_bytes(_bytes(sents[300 * k:300 * k + 300]))
+        (corpus / f"part{k}.conllu").write_bytes(conllu_bytes(sents[300 * k:300 * k + 300]))
     ref, out = tmp_path / "ref", tmp_path / "out"
     assert run_cli(["parse", corpus, "-m", syn.model, "-o", f"{ref}/", "-q"])[0] == 0
     state = out / ".depparse-parse.partial.state"

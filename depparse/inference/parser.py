@@ -265,10 +265,7 @@ class Parser:
         """
         d = self.decoding
         t0 = time.perf_counter()
-        single = d.single_root if single_root is None else bool(single_root)
-        K = d.max_iter if max_iter is None else int(max_iter)
-        if time_limit is None:
-            time_limit = d.time_limit
+        single, K, time_limit = self._limits(max_iter, single_root, time_limit)
         if keep is None:
             keep = self.keep_mask(enc, single)
         parts = self.part_table(enc, keep, weights, dense)
@@ -327,10 +324,7 @@ class Parser:
         r = self.decode(enc, max_iter=max_iter, single_root=single_root, trace=trace,
                         time_limit=time_limit)
         r.tagged = tuple(tag_columns)
-        if self.labeler is not None:
-            rels = self.labeler.label_strings(enc, r.heads)
-        else:
-            rels = [""] * (sentence.n + 1)
+        rels = self._labels(enc, r.heads, sentence.n)
         return sentence.with_parse(r.heads, rels), r
 
     def joint_table(self, sentence, tag_columns=tuple(TAG_COLUMNS), vectors=None,
@@ -368,6 +362,20 @@ class Parser:
                         dtab)
         return JointInput(pipe, enc, keep, parts, tags, best, tagged, vectors)
 
+    def _limits(self, max_iter, single_root, time_limit):
+        """``(single_root, max_iter, time_limit)`` of a decoding: the arguments given, else
+        the model's decoding settings."""
+        d = self.decoding
+        single = d.single_root if single_root is None else bool(single_root)
+        K = d.max_iter if max_iter is None else int(max_iter)
+        return single, K, d.time_limit if time_limit is None else time_limit
+
+    def _labels(self, enc, heads, n):
+        """The DEPREL strings of a tree (``""`` everywhere when the model has no labeler)."""
+        if self.labeler is None:
+            return [""] * (n + 1)
+        return self.labeler.label_strings(enc, heads)
+
     def _parse_joint(self, sentence, tag_columns, vectors, max_iter, single_root, time_limit):
         """:meth:`parse_one` with joint tagging and parsing (:meth:`set_joint`): the tree and
         the UPOS decoded together (:func:`~depparse.decode.joint.decode_joint`) over the
@@ -375,10 +383,7 @@ class Parser:
         chosen, and the labeler reads them."""
         d = self.decoding
         t0 = time.perf_counter()
-        single = d.single_root if single_root is None else bool(single_root)
-        K = d.max_iter if max_iter is None else int(max_iter)
-        if time_limit is None:
-            time_limit = d.time_limit
+        single, K, time_limit = self._limits(max_iter, single_root, time_limit)
         ji = self.joint_table(sentence, tag_columns, vectors, single)
         kw = dict(alpha=d.alpha, single_root=single, projective=d.projective,
                   time_limit=time_limit)
@@ -402,10 +407,7 @@ class Parser:
                           optimal=proof is not None, proof=proof, nodes=nodes,
                           tagged=tag_columns, joint=True, tags_changed=changed,
                           tag_candidates=int(ji.tags.ids.shape[0]), **extra)
-        if self.labeler is not None:
-            rels = self.labeler.label_strings(enc, r.heads)
-        else:
-            rels = [""] * (sentence.n + 1)
+        rels = self._labels(enc, r.heads, sentence.n)
         return out.with_parse(r.heads, rels), res
 
     def parse_many(self, sentences, **kw):
