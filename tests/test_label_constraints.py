@@ -147,6 +147,7 @@ def test_model_with_constraints_round_trip(tmp_path):
         Parser(m2)
 
 
+@pytest.mark.slow  # trains on an en_ewt slice: 10 s (measured)
 @pytest.mark.corpora
 def test_penalties_learned_on_real_treebank(corpora_dir):
     """On jackknifed en_ewt labels the learned penalties single out what the labeler gets

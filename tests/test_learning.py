@@ -258,6 +258,7 @@ def test_resume_is_bit_identical(tmp_path):
     assert np.array_equal(full.pruner, resumed.pruner)
 
 
+@pytest.mark.slow  # trains on an en_ewt slice: 22 s, the slowest left in the fast suite (measured)
 @pytest.mark.corpora
 def test_learns_from_real_treebank_slice(corpora_dir):
     """300 en_ewt training sentences: UAS on 300 dev sentences far above a trivial baseline.
