@@ -287,7 +287,8 @@ class TrainConfig(_Config):
                                 "choosing among the candidate UPOS of jackknifed taggers "
                                 "(depparse.learn.joint; 0: no fine-tuning)", lo=0, metavar="E")
     joint_folds: int = setting(5, "with --joint-epochs: jackknife folds of the taggers that give "
-                               "the training sentences their candidate UPOS", lo=2, cli=())
+                               "the training sentences their candidate UPOS (one tagger each)",
+                               lo=2, metavar="N")
     tokenizer: bool = setting(True, "train a plain-text tokenizer and sentence splitter from the "
                               "treebank's # text lines and SpaceAfter=No marks",
                               flag="--no-tokenizer",
