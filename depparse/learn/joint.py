@@ -60,6 +60,7 @@ import numpy as np
 
 from ..decode.dual import COUNT_Z, COUNT_ZG
 from ..decode.joint import TagTable, joint_decompose
+from ..decode.mst import NoSpanningTreeError
 from ..decode.tags import best_each, viterbi
 from ..encoding.minilm import batch_word_vectors
 from ..errors import ConfigError
@@ -225,8 +226,11 @@ def joint_relaxed(parts, doff, dtab, cptr, single_root):
     tag-dependent arc scores ``D`` (``doff`` / ``dtab``, :mod:`depparse.features.tag_arcs`).
 
     This is the automata slave of :mod:`depparse.decode.joint` with zero multipliers (a single
-    iteration of :func:`~depparse.decode.joint.joint_decompose` at ``alpha = 0``; its tree and
-    chain are not read: the chain is given no scores).
+    iteration of :func:`~depparse.decode.joint.joint_decompose` at ``alpha = 0``, read from
+    the counts of its warm start: the automata's arcs ``counts[COUNT_Z]``, grandparents
+    ``counts[COUNT_ZG]`` and own tags ``tcounts[1]``; each modifier's tag is the kernel's
+    first best under the automaton's own tag; its tree and chain are not read: the chain is
+    given no scores).  ``tests/test_joint_training.py`` holds it to brute force per automaton.
 
     Returns
     -------
@@ -246,6 +250,9 @@ def joint_relaxed(parts, doff, dtab, cptr, single_root):
                     dtab)
     r = joint_decompose(parts, tags, alpha=0.0, max_iter=1, single_root=single_root)
     counts, tcounts = r.start.counts, r.start.tcounts
+    if tcounts[1].sum() != N - 1:  # the run stopped before counting: no analysis exists
+        raise NoSpanningTreeError("no analysis over Z under the kept arcs (joint training "
+                                  "keeps every gold arc: a bug)")
     mods = counts[COUNT_Z] > 0.5
     gpar = np.full(N, -1, dtype=np.int64)
     if parts.grandparents:
