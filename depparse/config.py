@@ -282,6 +282,13 @@ class TrainConfig(_Config):
                                 "predicted by jackknifed taggers (each tenth of the training "
                                 "data tagged by a tagger trained on the rest)",
                                 choices=("gold", "jackknife"))
+    joint_epochs: int = setting(0, "after training, fine-tune the parser's weights for E "
+                                "epochs for joint tagging and parsing (parse --joint): over Z, "
+                                "choosing among the candidate UPOS of jackknifed taggers "
+                                "(depparse.learn.joint; 0: no fine-tuning)", lo=0, metavar="E")
+    joint_folds: int = setting(5, "with --joint-epochs: jackknife folds of the taggers that give "
+                               "the training sentences their candidate UPOS (one tagger each)",
+                               lo=2, metavar="N")
     tokenizer: bool = setting(True, "train a plain-text tokenizer and sentence splitter from the "
                               "treebank's # text lines and SpaceAfter=No marks",
                               flag="--no-tokenizer",

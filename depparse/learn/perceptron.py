@@ -50,6 +50,7 @@ from .chain import chain_mistakes, chain_terms, decode_relaxed
 from .data import check_training_sentences
 from .dense import DenseLearner
 from .devscore import evaluate_heads, final_dev
+from .joint import train_joint
 from .labeler import learn_label_constraints, train_labeler, train_labeler_dense
 from .network import JointTraining, train_learned
 from .progress import EpochProgress
@@ -336,7 +337,7 @@ def train(train_sents, dev_sents=None, config: ModelConfig | None = None,
         mistakes, correct = run(data, progress=bar.update)
         bar.close()
         record_epoch(setup, mistakes, correct, time.perf_counter() - t0, checkpoint)
-    return finish_model(setup, train_sents, t_start)
+    return finish_model(setup, train_sents, t_start, progress=progress)
 
 
 def choose_templates(setup: Setup) -> list[dict]:
@@ -435,6 +436,19 @@ def setup_training(train_sents, dev_sents, config=None, decoding=None, training=
     if training.learned_joint and not config.learned_scale:
         raise ConfigError("learned_joint", "trains the learned network: it needs "
                                            "learned_scale > 0")
+    if training.joint_epochs:  # refused now, not after an hour of training
+        if config.head_bigrams:
+            raise ConfigError("joint_epochs", "joint tagging does not combine with head "
+                                              "bigrams (a gsh model)")
+        if config.order == 0:
+            raise ConfigError("joint_epochs", "joint training decodes with head automata: "
+                                              "not for an mst model")
+        if not training.tagger:
+            raise ConfigError("joint_epochs", "joint training learns to choose among the "
+                                              "tagger's candidate tags: not with --no-tagger")
+        if config.dense_layer and config.dense_parts != "arc":
+            raise ConfigError("joint_epochs", "joint training keeps the dense term fixed on "
+                                              "arcs only: not with --dense-parts all")
     check_solver(config, decoding)
     check_training_sentences(train_sents, "training", decoding.single_root)
     if dev_sents:
@@ -528,8 +542,10 @@ def record_epoch(setup: Setup, mistakes, correct, seconds, checkpoint, label="",
         trainer.save_checkpoint(checkpoint)
 
 
-def finish_model(setup: Setup, train_sents, t_start, **extra) -> Model:
-    """Train the labeler and return the model with averaged weights and training info."""
+def finish_model(setup: Setup, train_sents, t_start, progress=False, **extra) -> Model:
+    """Train the labeler (and the plain-text tokenizer), fine-tune for joint tagging and
+    parsing (``joint_epochs``, :func:`~.joint.train_joint`) and return the model with averaged
+    weights and training info."""
     labeler = constraints = label_dense = None
     t_lab = 0.0
     tr = setup.trainer.training
@@ -574,6 +590,11 @@ def finish_model(setup: Setup, train_sents, t_start, **extra) -> Model:
             log.info("plain-text tokenizer trained in %.1f s", info["tokenizer_seconds"])
         except TrainingDataError as e:
             log.warning("no plain-text tokenizer (the model will read CoNLL-U only): %s", e)
+    if tr.joint_epochs:  # fine-tuning for joint tagging and parsing (depparse.learn.joint)
+        model = train_joint(model, train_sents, tr.joint_epochs, folds=tr.joint_folds,
+                            seed=tr.seed, loss_aug=tr.loss_aug, pa_c=tr.pa_c,
+                            progress=progress)
+        info = model.info
     if setup.dev is not None:
         info["final_dev"] = final_dev(model, setup.dev, setup.dev_sents)
     info["total_seconds"] = time.perf_counter() - t_start
