@@ -31,7 +31,8 @@ multipliers and counts and the traces hashed) and of ``JointExact`` but its seco
 
 ``compare``: the number of differing fields, per decoding, and the first differences; exit
 status 1 when anything differs.  With ``--prefix``, a record of the first sentences only
-(``record --limit``) is compared with the same sentences of a full one.
+(``record --limit``) is compared with the same sentences of a full one, and the decodings
+that one record holds alone (an older record without joint decoding) are left out.
 
 ``compile``: CPU seconds (and wall seconds) of the first parse of a sentence (every kernel
 of the parse compiled, a fresh ``NUMBA_CACHE_DIR``; run it in a fresh process), then of the
@@ -42,8 +43,10 @@ is single-threaded: its CPU time is the figure to compare on a shared machine.
 ``time``: CPU seconds (``time.process_time``, less sensitive than the wall clock to the other
 jobs of a shared machine) of decoding alone, the part tables of en_ewt dev built beforehand:
 ``decode_exact`` (the default proofs), ``dual_decompose`` with K = 5000 (``--no-proof``) and
-``decode_exact`` with AD3; best of ``--repeat`` passes.  Run it for two versions back to back
-(the other with ``PYTHONPATH`` at its checkout) to compare their speed.
+``decode_exact`` with AD3; then ``decode_joint`` and ``joint_decompose`` (K = 5000) on the
+joint tables of the first :data:`JOINT_SENTENCES`; best of ``--repeat`` passes.  Run it for
+two versions back to back (the other with ``PYTHONPATH`` at its checkout: this script's
+``time`` runs an older checkout's package too) to compare their speed.
 """
 
 from __future__ import annotations
@@ -330,6 +333,9 @@ def cmd_compare(args):
     for part in ("dev", "synthetic"):
         for run in sorted(set(a[part]) | set(b[part])):
             ra, rb = a[part].get(run), b[part].get(run)
+            if args.prefix and (ra is None) != (rb is None):
+                print(f"{part}/{run}: in one record only (not compared)")
+                continue
             if args.prefix and part == "dev" and ra is not None and rb is not None:
                 ra, rb = ra[:len(rb)], rb[:len(ra)]
             if ra is None or rb is None or len(ra) != len(rb):
@@ -424,6 +430,7 @@ def cmd_time(args):
     import depparse
     from depparse.conllu import read_conllu
     from depparse.decode import decode_exact, dual_decompose
+    from depparse.decode.joint import decode_joint, joint_decompose
     from depparse.paths import treebank_file
 
     parser = depparse.load()
@@ -442,14 +449,24 @@ def cmd_time(args):
         f(tables[0])  # compile
     print(f"depparse from {depparse.__file__}; {len(tables)} sentences; load "
           f"{os.getloadavg()[0]:.1f}")
-    for name, f in runs.items():
+    joint = [parser.joint_table(s, single_root=d.single_root)
+             for s in sents[:JOINT_SENTENCES]]
+    jruns = {f"joint (proofs, {len(joint)} sentences)": lambda ji: decode_joint(
+                 ji.parts, ji.tags, budget=min(d.budget, d.max_iter), **kw),
+             f"joint --no-proof (K = 5000, {len(joint)} sentences)": lambda ji: joint_decompose(
+                 ji.parts, ji.tags, max_iter=d.max_iter, **kw)}
+    for f in jruns.values():
+        f(joint[0])  # compile
+    for name, f, inputs in ([(k, f, tables) for k, f in runs.items()]
+                            + [(k, f, joint) for k, f in jruns.items()]):
         best = np.inf
         for _ in range(args.repeat):
             t0 = time.process_time()
-            for t in tables:
+            for t in inputs:
                 f(t)
             best = min(best, time.process_time() - t0)
         print(f"{name}: {best:.3f} s CPU (best of {args.repeat})", flush=True)
+    print(f"load {os.getloadavg()[0]:.1f}")
 
 
 def main(argv=None):
