@@ -99,14 +99,23 @@ import dataclasses
 import heapq
 import time
 from collections import namedtuple
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numba as nb
 import numpy as np
 
-from .automata import _viterbi_side
-from .bnb import BUDGET, PROOF_BNB, PROOF_DUAL, _branch_arc, _closed, _only_tree
+from .automata import _slot_start, _viterbi_side
+from .bnb import (
+    BUDGET,
+    ProvedResult,
+    _branch_arc,
+    _child_bound,
+    _next_open,
+    _only_tree,
+    _out_of,
+    _search_end,
+)
 from .bnb import WarmStart as _ArcStart
 from .dual import (
     COUNT_Y,
@@ -115,19 +124,18 @@ from .dual import (
     GAP_TOL,
     STEP_RULES,
     DualSettings,
+    _automata_agree,
+    _automata_update,
     _dd_init,
-    _gap_closed,
+    _end_chunk,
     _grandparent_slots,
     _keep_best,
+    _keep_lowest,
     _primal_score,
-    _step_size,
-    _y_count,
-    _y_decode,
-    _z_agree,
+    _stop_or_step,
+    _y_step,
     _z_keep,
-    _z_update,
-    _zg_agree,
-    _zg_update,
+    _z_value,
     run_anytime,
 )
 from .mst import NO_TREE, OK, NoSpanningTreeError
@@ -383,8 +391,6 @@ def _automata_decode(parts, tt, beta, single_root, z, ts):
     cand = parts.cand
     cand_off = parts.cand_off
     cand_len = parts.cand_len
-    gp = parts.gp
-    gp_off = parts.gp_off
     u, v = z.u, z.v
     dirty = z.dirty
     ptr, ok, dtab, doff = tt.ptr, tt.ok, tt.dtab, tt.doff
@@ -429,13 +435,9 @@ def _automata_decode(parts, tt, beta, single_root, z, ts):
                     ueff[h, m] = u[h, m] - bb if bj >= 0 else np.inf
             head = 0.0 if h == 0 else -mu[ptr[h] + a]
             for gi in range(parts.gp_len[h]):
-                slot = gp_off[h] + gi
-                g = gp[slot]
-                val = 0.0
-                if g >= 0:
-                    if arc[g, h] == NEG_INF:
-                        continue
-                    val = -v[g, h]
+                slot, usable, val = _slot_start(parts, arc, v, h, gi)
+                if not usable:
+                    continue
                 for d in range(2):
                     val += _viterbi_side(parts.tab, parts.tab_off[slot, d], cand_len[h, d],
                                          cand, cand_off[h, d], h, arc, beta, ueff,
@@ -536,23 +538,17 @@ def _joint_run(parts, settings, state, k_end):
     z = state.automata
     ts = state.tags
     tt = state.table
-    steps = state.steps
     progress = state.progress
     trace = state.trace
     yh = tree.heads
-    w = tree.w
-    incumbent = settings.incumbent
     k = progress.k[0]
     while k < settings.max_iter and k < k_end:
-        progress.k[0] = k + 1
-        status, L = _y_decode(settings, tree)
-        if status != OK:
-            progress.done[0] = 1
+        found, L = _y_step(settings, state, k)
+        if not found:
             return NO_TREE
         trace.recomputed[k] = _automata_decode(parts, tt, 1.0 - settings.alpha,
                                                settings.single_root, z, ts) / parts.arc.shape[0]
-        for h in range(z.value.shape[0]):
-            L += z.value[h]
+        L = _z_value(L, z)
         if ts.dirty[0]:
             ts.value[0] = _chain_decode(tt, ts)
             ts.dirty[0] = False
@@ -561,53 +557,26 @@ def _joint_run(parts, settings, state, k_end):
         if L == NEG_INF:  # an automaton or the chain has no feasible choice
             progress.done[0] = 1
             return NO_TREE
-        if L < progress.lowest[0]:
-            progress.lowest[0] = L
+        if _keep_lowest(L, progress, state.steps):
             _z_keep(z)
             ts.mubest[:] = ts.mu
             ts.nubest[:] = ts.nu
-            steps.stalls[0] = 0
-        else:
-            steps.stalls[0] += 1
         f = _primal_score(parts, yh, z.gpos) + chain_score(tt, ts.tau) + _tag_arc_score(
             tt, yh, ts.tau)
         trace.primal[k] = f
         if f > progress.best[0] or progress.changes[0] == 0:
             ts.best_tags[:] = ts.tau
         _keep_best(f, yh, k, progress, trace)
-        _y_count(tree)
-        nd = _z_agree(parts, yh, z)
-        if parts.grandparents:
-            nd += _zg_agree(parts, yh, z)
-        nd += _tag_agree(parts, tt, z, ts)
-        if nd == 0:  # every copy agrees: a certificate
-            trace.best_heads[:] = yh
+        nd = _automata_agree(parts, tree, z) + _tag_agree(parts, tt, z, ts)
+        if nd == 0:  # every copy agrees: a certificate (the tree's part below)
             ts.best_tags[:] = ts.tau
-            progress.best[0] = f
-            progress.certified[0] = 1
-            progress.done[0] = 1
+        stop, step = _stop_or_step(settings, state, k, L, f, nd)
+        if stop:
             return OK
-        inc = progress.best[0]
-        if incumbent > inc:
-            inc = incumbent
-        if _gap_closed(L, inc, state.scale, settings.tol):
-            progress.certified[0] = 1
-            if incumbent > progress.best[0]:
-                progress.pruned[0] = 1
-            progress.done[0] = 1
-            return OK
-        stalled, step = _step_size(settings, steps, k, L, f, inc, nd)
-        if stalled:
-            progress.done[0] = 1
-            return OK
-        _z_update(parts, yh, z, w, step)
-        if parts.grandparents:
-            _zg_update(parts, yh, z, w, step)
+        _automata_update(parts, yh, z, tree.w, step)
         _tag_update(tt, ts, step)
         k += 1
-    if k >= settings.max_iter:
-        progress.done[0] = 1
-    return OK
+    return _end_chunk(settings, progress, k)
 
 
 # -- Python API --------------------------------------------------------------------------
@@ -685,27 +654,15 @@ def joint_decompose(parts: PartTable, tags: TagTable, *, alpha=0.001, max_iter=5
 
 
 @dataclass
-class JointExact:
+class JointExact(ProvedResult):
     """Outcome of :func:`decode_joint`: the analysis (``heads``; ``tags``, candidate index of
     every word, ``-1`` at the root), its ``score`` ``F``, ``optimal`` and ``proof`` (``"dual"``
     or ``"branch-and-bound"``, None when a limit stopped the search), the first run's
     ``certificate`` and ``root_iterations``, all ``iterations``, ``nodes`` (1 for the first
     run), the best upper ``bound`` and the seconds of the first run and of branch and
-    bound."""
+    bound (the fields of :class:`~depparse.decode.bnb.ProvedResult`, plus ``tags``)."""
 
-    heads: np.ndarray
-    tags: np.ndarray
-    score: float
-    optimal: bool
-    proof: str | None
-    certificate: bool
-    iterations: int
-    root_iterations: int
-    nodes: int
-    bound: float
-    timed_out: bool = False
-    seconds_dual: float = 0.0
-    seconds_bnb: float = 0.0
+    tags: np.ndarray = field(kw_only=True)
 
 
 class _Node(NamedTuple):
@@ -770,10 +727,7 @@ def decode_joint(parts: PartTable, tags: TagTable, *, alpha=0.001, budget=BUDGET
     r = joint_decompose(parts, tags, max_iter=budget, step_rule="polyak", lam0=root_lam0,
                         patience=root_patience, deadline=deadline, **kw)
     t1 = time.perf_counter()
-    res = JointExact(r.heads, r.tags, r.score, r.certificate,
-                     PROOF_DUAL if r.certificate else None, r.certificate, r.iterations,
-                     r.iterations, 1, r.score if r.certificate else r.bound, r.timed_out,
-                     t1 - t0)
+    res = JointExact.of_first_run(r, t1 - t0, tags=r.tags)
     if r.certificate or r.timed_out:
         return res
     # branch and bound: a node forbids arcs (-inf) and candidates (ok = False)
@@ -794,16 +748,12 @@ def decode_joint(parts: PartTable, tags: TagTable, *, alpha=0.001, budget=BUDGET
                                dataclasses.replace(tags, ok=ok), max_iter=max_iter,
                                start=start, **kw, **more)
 
-    while queue:
-        if deadline is not None and time.perf_counter() >= deadline:
-            timed_out = True
+    while True:
+        node, timed_out = _next_open(queue, best, scale, tol, nodes, max_nodes, deadline,
+                                     timed_out)
+        if node is None:
             break
-        if max_nodes is not None and nodes >= max_nodes:
-            break
-        node = heapq.heappop(queue)
         pbound = -node.key
-        if _closed(pbound, best, scale, tol):
-            continue
         tk = _branch_tag(tags, node.ok, node.start)
         ak = _arc_key(node.arc, node.start, parts.grandparents)
         if tk is None and ak is None:  # one analysis left: score it
@@ -839,8 +789,7 @@ def decode_joint(parts: PartTable, tags: TagTable, *, alpha=0.001, budget=BUDGET
         for arc, ok in children:
             if not np.isfinite(arc[:, 1:]).any(axis=0).all():
                 continue
-            if (max_nodes is not None and nodes >= max_nodes) or (
-                    deadline is not None and time.perf_counter() >= deadline):
+            if _out_of(nodes, max_nodes, deadline):
                 heapq.heappush(queue, _Node(node.key, tick, arc, ok, node.start))
                 tick += 1
                 continue
@@ -855,23 +804,15 @@ def decode_joint(parts: PartTable, tags: TagTable, *, alpha=0.001, budget=BUDGET
             iters += rr.iterations
             if rr.score > best:
                 best_heads, best_tags, best = rr.heads, rr.tags, rr.score
-            if rr.certificate or rr.pruned:
-                continue
-            cb = min(pbound, rr.bound)
-            if _closed(cb, best, scale, tol):
+            cb = _child_bound(rr, pbound, best, scale, tol)
+            if cb is None:
                 continue
             heapq.heappush(queue, _Node(-cb, tick, arc, ok, rr.start))
             tick += 1
             if rr.timed_out:
                 timed_out = True
-    open_bounds = [-q.key for q in queue if not _closed(-q.key, best, scale, tol)]
+    optimal, bound, timed_out = _search_end(queue, best, scale, tol, timed_out)
     res.heads, res.tags, res.score = best_heads, best_tags, best
-    res.optimal = not open_bounds
-    res.proof = PROOF_BNB if res.optimal else None
-    res.nodes += nodes
-    res.iterations += iters
-    res.bound = max(max(open_bounds) if open_bounds else best, best)
-    res.timed_out = timed_out and bool(open_bounds)
-    res.seconds_bnb = time.perf_counter() - t1
+    res.add_search(nodes, iters, optimal, bound, timed_out, time.perf_counter() - t1)
     return res
 
