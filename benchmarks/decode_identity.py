@@ -44,7 +44,8 @@ is single-threaded: its CPU time is the figure to compare on a shared machine.
 jobs of a shared machine) of decoding alone, the part tables of en_ewt dev built beforehand:
 ``decode_exact`` (the default proofs), ``dual_decompose`` with K = 5000 (``--no-proof``) and
 ``decode_exact`` with AD3; then ``decode_joint`` and ``joint_decompose`` (K = 5000) on the
-joint tables of the first :data:`JOINT_SENTENCES`; best of ``--repeat`` passes.  Run it for
+joint tables of the first :data:`JOINT_SENTENCES`; best of ``--repeat`` passes (``--limit N``:
+the first ``N`` dev sentences only).  Run it for
 two versions back to back (the other with ``PYTHONPATH`` at its checkout: this script's
 ``time`` runs an older checkout's package too) to compare their speed.
 """
@@ -435,7 +436,7 @@ def cmd_time(args):
 
     parser = depparse.load()
     d = parser.decoding
-    sents = read_conllu(treebank_file("en_ewt", "dev"))
+    sents = read_conllu(treebank_file("en_ewt", "dev"))[:args.limit]
     vocab = parser.model.vocab
     tables = [parser.part_table(vocab.encode(s, v))
               for s, v in zip(sents, vocab.iter_context_vectors(sents), strict=True)]
@@ -482,6 +483,7 @@ def main(argv=None):
     sub.add_parser("compile")
     p = sub.add_parser("time")
     p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--limit", type=int, help="the first N dev sentences only")
     args = ap.parse_args(argv)
     return {"record": cmd_record, "compare": cmd_compare, "compile": cmd_compile,
             "time": cmd_time}[args.cmd](args)
