@@ -305,6 +305,23 @@ def _nk(tt, i):
     return 1 if i == 0 else tt.ptr[i + 1] - tt.ptr[i]
 
 
+@nb.njit(cache=True, inline="always")
+def _best_before(delta, trans, ids, lo, hi, y):
+    """``(b, c)``: the best ``delta[c] + trans[ids[c], y]`` over the candidates ``c`` in
+    ``lo .. hi-1`` (those of the word before) that are reachable, ``(-inf, -1)`` when none is
+    (the step of the chain's Viterbi into tag ``y``, or into END, ``y = S``)."""
+    b = NEG_INF
+    bc = -1
+    for c in range(lo, hi):
+        if delta[c] == NEG_INF:
+            continue
+        v = delta[c] + trans[ids[c], y]
+        if v > b:
+            b = v
+            bc = c
+    return b, bc
+
+
 @nb.njit(cache=True)
 def _chain_decode(tt, ts):
     """The tag chain under ``E + mu + nu`` over the allowed candidates: ``ts.tau`` and its
@@ -325,25 +342,10 @@ def _chain_decode(tt, ts):
             b = NEG_INF
             bc = -1
             if tt.ok[c]:
-                y = ids[c]
-                for cp in range(ptr[i - 1], ptr[i]):
-                    if delta[cp] == NEG_INF:
-                        continue
-                    v = delta[cp] + trans[ids[cp], y]
-                    if v > b:
-                        b = v
-                        bc = cp
+                b, bc = _best_before(delta, trans, ids, ptr[i - 1], ptr[i], ids[c])
             delta[c] = b + tt.emit[c] + ts.mu[c] + ts.nu[c] if bc >= 0 else NEG_INF
             back[c] = bc
-    b = NEG_INF
-    bc = -1
-    for c in range(ptr[N - 1], ptr[N]):
-        if delta[c] == NEG_INF:
-            continue
-        v = delta[c] + trans[ids[c], S]
-        if v > b:
-            b = v
-            bc = c
+    b, bc = _best_before(delta, trans, ids, ptr[N - 1], ptr[N], S)
     if bc < 0:
         for i in range(1, N):
             tau[i] = 0
