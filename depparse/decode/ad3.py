@@ -55,7 +55,6 @@ from .dual import (
     COUNT_ZG,
     GAP_TOL,
     DualResult,
-    _end_chunk,
     _gap_closed,
     _grandparent_slots,
     _primal_score,
@@ -533,7 +532,9 @@ def _ad3_run(parts, settings, state, k_end):
                 progress.done[0] = 1
                 return OK
         k += 1
-    return _end_chunk(settings, progress, k)
+    if k >= settings.max_iter:
+        progress.done[0] = 1
+    return OK
 
 
 def ad3_decompose(parts: PartTable, *, alpha=0.001, max_iter=1000, single_root=False,

@@ -392,19 +392,6 @@ def _y_decode(settings, tree):
 
 
 @nb.njit(cache=True, inline="always")
-def _y_step(settings, state, k):
-    """Iteration ``k`` of a run begins (:func:`_dd_run`, the joint run): the y-step
-    (:func:`_y_decode`).  Returns ``(found, the tree's weight)``; without a tree under the
-    kept arcs (``found`` False) the run is done."""
-    state.progress.k[0] = k + 1
-    status, yval = _y_decode(settings, state.tree)
-    if status != OK:
-        state.progress.done[0] = 1
-        return False, yval
-    return True, yval
-
-
-@nb.njit(cache=True, inline="always")
 def _y_count(tree):
     """``count[h, m] += y(h, m)``."""
     yh = tree.heads
@@ -527,26 +514,6 @@ def _zg_update(parts, yh, z, w, step):
 
 
 @nb.njit(cache=True, inline="always")
-def _automata_agree(parts, tree, z):
-    """Counts ``y``; the disagreements of the automata ``z`` (and, with grandparents, of
-    ``z'``) with it (:func:`_z_agree`, :func:`_zg_agree`)."""
-    _y_count(tree)
-    nd = _z_agree(parts, tree.heads, z)
-    if parts.grandparents:
-        nd += _zg_agree(parts, tree.heads, z)
-    return nd
-
-
-@nb.njit(cache=True, inline="always")
-def _automata_update(parts, yh, z, w, step):
-    """The automata's multipliers ``u`` (and, with grandparents, ``v``) moved by ``step``
-    (:func:`_z_update`, :func:`_zg_update`)."""
-    _z_update(parts, yh, z, w, step)
-    if parts.grandparents:
-        _zg_update(parts, yh, z, w, step)
-
-
-@nb.njit(cache=True, inline="always")
 def _z_keep(z):
     """The automata's multipliers at a new lowest dual value."""
     z.ubest[:, :] = z.u
@@ -610,16 +577,16 @@ def _c_keep(c):
 
 
 @nb.njit(cache=True, inline="always")
-def _keep_lowest(L, progress, steps):
-    """Is ``L`` a new lowest dual value?  Keeps it, and counts the iterations without one
-    (Polyak's stalls); at a new one the caller keeps every slave's multipliers (the warm
-    start of branch and bound)."""
+def _keep_lowest(L, progress, steps, z, c):
+    """A new lowest dual value ``L``: keep it with every slave's multipliers (the warm start
+    of branch and bound), and count the iterations without one (Polyak's stalls)."""
     if L < progress.lowest[0]:
         progress.lowest[0] = L
+        _z_keep(z)
+        _c_keep(c)
         steps.stalls[0] = 0
-        return True
-    steps.stalls[0] += 1
-    return False
+    else:
+        steps.stalls[0] += 1
 
 
 @nb.njit(cache=True, inline="always")
@@ -659,46 +626,6 @@ def _step_size(settings, steps, k, L, f, inc, nd):
     return False, steps.lam[0] * (L - inc) / nd
 
 
-@nb.njit(cache=True, inline="always")
-def _stop_or_step(settings, state, k, L, f, nd):
-    """The end of iteration ``k`` of a run (:func:`_dd_run`, the joint run of
-    :mod:`depparse.decode.joint`): stop, or the step size.  The run stops with a certificate
-    when no copy disagrees with ``y`` (``nd == 0``, Theorem 1: the tree ``state.tree.heads``
-    of score ``f`` is optimal), with a zero duality gap when ``L <= max(f(best y),
-    incumbent) + eps`` (the incumbent's: the node is pruned), or when Polyak's ``lam`` has
-    stalled (:func:`_step_size`).  Returns ``(stop, step)``."""
-    progress = state.progress
-    if nd == 0:  # y = z (= z' = c): a certificate (Theorem 1)
-        state.trace.best_heads[:] = state.tree.heads
-        progress.best[0] = f
-        progress.certified[0] = 1
-        progress.done[0] = 1
-        return True, 0.0
-    incumbent = settings.incumbent
-    inc = progress.best[0]  # the best score known: this run's or the incumbent
-    if incumbent > inc:
-        inc = incumbent
-    if _gap_closed(L, inc, state.scale, settings.tol):
-        progress.certified[0] = 1  # zero duality gap: the best known tree is optimal
-        if incumbent > progress.best[0]:
-            progress.pruned[0] = 1
-        progress.done[0] = 1
-        return True, 0.0
-    stalled, step = _step_size(settings, state.steps, k, L, f, inc, nd)
-    if stalled:
-        progress.done[0] = 1
-    return stalled, step
-
-
-@nb.njit(cache=True, inline="always")
-def _end_chunk(settings, progress, k):
-    """After the loop of a resumable run stopped at iteration ``k``: the run is done when it
-    reached ``max_iter`` (else ``k_end`` paused it).  Returns ``OK``."""
-    if k >= settings.max_iter:
-        progress.done[0] = 1
-    return OK
-
-
 @nb.njit(cache=True)
 def _dd_run(parts, settings, state, k_end):
     """Run the dual decomposition loop (Fig. 1 / Fig. 2) from iteration ``progress.k`` until
@@ -719,15 +646,21 @@ def _dd_run(parts, settings, state, k_end):
     tree = state.tree
     z = state.automata
     chain = state.chain
+    steps = state.steps
     progress = state.progress
     trace = state.trace
     yh = tree.heads
+    w = tree.w
+    grandparents = parts.grandparents
     bigrams = parts.bigrams
+    incumbent = settings.incumbent
     k = progress.k[0]
     while k < settings.max_iter and k < k_end:
+        progress.k[0] = k + 1
         # the slaves decode; L(u) is the sum of their values
-        found, L = _y_step(settings, state, k)
-        if not found:
+        status, L = _y_decode(settings, tree)
+        if status != OK:
+            progress.done[0] = 1
             return NO_TREE
         trace.recomputed[k] = _z_decode(parts, settings, z)
         L = _z_value(L, z)
@@ -737,27 +670,48 @@ def _dd_run(parts, settings, state, k_end):
         if L == NEG_INF:  # an automaton has no feasible choice: no tree either
             progress.done[0] = 1
             return NO_TREE
-        if _keep_lowest(L, progress, state.steps):
-            _z_keep(z)
-            _c_keep(chain)
+        _keep_lowest(L, progress, steps, z, chain)
         f = _primal_score(parts, yh, z.gpos)  # f(y)
         if bigrams:
             f += _c_score(parts, yh, chain)
         trace.primal[k] = f
         _keep_best(f, yh, k, progress, trace)
         # agreement: the subgradient's squared norm
-        nd = _automata_agree(parts, tree, z)
+        _y_count(tree)
+        nd = _z_agree(parts, yh, z)
+        if grandparents:
+            nd += _zg_agree(parts, yh, z)
         if bigrams:
             nd += _c_agree(yh, chain)
-        stop, step = _stop_or_step(settings, state, k, L, f, nd)
-        if stop:
+        if nd == 0:  # y = z (= z' = c): a certificate (Theorem 1)
+            trace.best_heads[:] = yh
+            progress.best[0] = f
+            progress.certified[0] = 1
+            progress.done[0] = 1
+            return OK
+        inc = progress.best[0]  # the best score known: this run's or the incumbent
+        if incumbent > inc:
+            inc = incumbent
+        if _gap_closed(L, inc, state.scale, settings.tol):
+            progress.certified[0] = 1  # zero duality gap: the best known tree is optimal
+            if incumbent > progress.best[0]:
+                progress.pruned[0] = 1
+            progress.done[0] = 1
+            return OK
+        stalled, step = _step_size(settings, steps, k, L, f, inc, nd)
+        if stalled:
+            progress.done[0] = 1
             return OK
         # the update of every slave's multipliers (and of the tree's weights)
-        _automata_update(parts, yh, z, tree.w, step)
+        _z_update(parts, yh, z, w, step)
+        if grandparents:
+            _zg_update(parts, yh, z, w, step)
         if bigrams:
-            _c_update(yh, chain, tree.w, step)
+            _c_update(yh, chain, w, step)
         k += 1
-    return _end_chunk(settings, progress, k)
+    if k >= settings.max_iter:
+        progress.done[0] = 1
+    return OK
 
 
 def run_anytime(kernel, parts, settings, state, *, max_iter, time_limit=None, deadline=None,

@@ -124,18 +124,19 @@ from .dual import (
     GAP_TOL,
     STEP_RULES,
     DualSettings,
-    _automata_agree,
-    _automata_update,
     _dd_init,
-    _end_chunk,
+    _gap_closed,
     _grandparent_slots,
     _keep_best,
-    _keep_lowest,
     _primal_score,
-    _stop_or_step,
-    _y_step,
+    _step_size,
+    _y_count,
+    _y_decode,
+    _z_agree,
     _z_keep,
-    _z_value,
+    _z_update,
+    _zg_agree,
+    _zg_update,
     run_anytime,
 )
 from .mst import NO_TREE, OK, NoSpanningTreeError
@@ -540,17 +541,23 @@ def _joint_run(parts, settings, state, k_end):
     z = state.automata
     ts = state.tags
     tt = state.table
+    steps = state.steps
     progress = state.progress
     trace = state.trace
     yh = tree.heads
+    w = tree.w
+    incumbent = settings.incumbent
     k = progress.k[0]
     while k < settings.max_iter and k < k_end:
-        found, L = _y_step(settings, state, k)
-        if not found:
+        progress.k[0] = k + 1
+        status, L = _y_decode(settings, tree)
+        if status != OK:
+            progress.done[0] = 1
             return NO_TREE
         trace.recomputed[k] = _automata_decode(parts, tt, 1.0 - settings.alpha,
                                                settings.single_root, z, ts) / parts.arc.shape[0]
-        L = _z_value(L, z)
+        for h in range(z.value.shape[0]):
+            L += z.value[h]
         if ts.dirty[0]:
             ts.value[0] = _chain_decode(tt, ts)
             ts.dirty[0] = False
@@ -559,26 +566,53 @@ def _joint_run(parts, settings, state, k_end):
         if L == NEG_INF:  # an automaton or the chain has no feasible choice
             progress.done[0] = 1
             return NO_TREE
-        if _keep_lowest(L, progress, state.steps):
+        if L < progress.lowest[0]:
+            progress.lowest[0] = L
             _z_keep(z)
             ts.mubest[:] = ts.mu
             ts.nubest[:] = ts.nu
+            steps.stalls[0] = 0
+        else:
+            steps.stalls[0] += 1
         f = _primal_score(parts, yh, z.gpos) + chain_score(tt, ts.tau) + _tag_arc_score(
             tt, yh, ts.tau)
         trace.primal[k] = f
         if f > progress.best[0] or progress.changes[0] == 0:
             ts.best_tags[:] = ts.tau
         _keep_best(f, yh, k, progress, trace)
-        nd = _automata_agree(parts, tree, z) + _tag_agree(parts, tt, z, ts)
-        if nd == 0:  # every copy agrees: a certificate (the tree's part below)
+        _y_count(tree)
+        nd = _z_agree(parts, yh, z)
+        if parts.grandparents:
+            nd += _zg_agree(parts, yh, z)
+        nd += _tag_agree(parts, tt, z, ts)
+        if nd == 0:  # every copy agrees: a certificate
+            trace.best_heads[:] = yh
             ts.best_tags[:] = ts.tau
-        stop, step = _stop_or_step(settings, state, k, L, f, nd)
-        if stop:
+            progress.best[0] = f
+            progress.certified[0] = 1
+            progress.done[0] = 1
             return OK
-        _automata_update(parts, yh, z, tree.w, step)
+        inc = progress.best[0]
+        if incumbent > inc:
+            inc = incumbent
+        if _gap_closed(L, inc, state.scale, settings.tol):
+            progress.certified[0] = 1
+            if incumbent > progress.best[0]:
+                progress.pruned[0] = 1
+            progress.done[0] = 1
+            return OK
+        stalled, step = _step_size(settings, steps, k, L, f, inc, nd)
+        if stalled:
+            progress.done[0] = 1
+            return OK
+        _z_update(parts, yh, z, w, step)
+        if parts.grandparents:
+            _zg_update(parts, yh, z, w, step)
         _tag_update(tt, ts, step)
         k += 1
-    return _end_chunk(settings, progress, k)
+    if k >= settings.max_iter:
+        progress.done[0] = 1
+    return OK
 
 
 # -- Python API --------------------------------------------------------------------------
