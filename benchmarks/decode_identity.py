@@ -21,9 +21,18 @@ models, projective, single- and multi-root, forbidden arcs, tied scores): every 
 with both step rules and for AD3, and of :class:`~depparse.decode.ExactResult` for the
 proofs with both solvers and both split rules.
 
+Joint tagging and parsing (:mod:`depparse.decode.joint`): the first :data:`JOINT_SENTENCES`
+dev sentences (of ``--limit``) through ``Parser.joint_table`` (the tagger's candidate UPOS,
+the defaults of ``JointSettings``), decoded by ``decode_joint`` (proofs) and by
+``joint_decompose`` (K = 5000, no proofs), and random joint tables (every model, ties,
+forbidden arcs and candidates, one to three candidates per word) under ``joint_decompose``
+with both step rules and ``decode_joint``: every field of ``JointResult`` (the warm start's
+multipliers and counts and the traces hashed) and of ``JointExact`` but its seconds.
+
 ``compare``: the number of differing fields, per decoding, and the first differences; exit
 status 1 when anything differs.  With ``--prefix``, a record of the first sentences only
-(``record --limit``) is compared with the same sentences of a full one.
+(``record --limit``) is compared with the same sentences of a full one, and the decodings
+that one record holds alone (an older record without joint decoding) are left out.
 
 ``compile``: CPU seconds (and wall seconds) of the first parse of a sentence (every kernel
 of the parse compiled, a fresh ``NUMBA_CACHE_DIR``; run it in a fresh process), then of the
@@ -34,8 +43,11 @@ is single-threaded: its CPU time is the figure to compare on a shared machine.
 ``time``: CPU seconds (``time.process_time``, less sensitive than the wall clock to the other
 jobs of a shared machine) of decoding alone, the part tables of en_ewt dev built beforehand:
 ``decode_exact`` (the default proofs), ``dual_decompose`` with K = 5000 (``--no-proof``) and
-``decode_exact`` with AD3; best of ``--repeat`` passes.  Run it for two versions back to back
-(the other with ``PYTHONPATH`` at its checkout) to compare their speed.
+``decode_exact`` with AD3; then ``decode_joint`` and ``joint_decompose`` (K = 5000) on the
+joint tables of the first :data:`JOINT_SENTENCES`; best of ``--repeat`` passes (``--limit N``:
+the first ``N`` dev sentences only).  Run it for
+two versions back to back (the other with ``PYTHONPATH`` at its checkout: this script's
+``time`` runs an older checkout's package too) to compare their speed.
 """
 
 from __future__ import annotations
@@ -106,6 +118,28 @@ def exact_record(r) -> dict:
             "change_heads": digest(*[h for _, h in r.best_changes])}
 
 
+def joint_record(r) -> dict:
+    """Every field of a JointResult or a JointExact but the seconds (arrays, the warm start's
+    multipliers and counts hashed, floats by their bit pattern)."""
+    out = {}
+    for f in dataclasses.fields(r):
+        x = getattr(r, f.name)
+        if f.name.startswith("seconds"):
+            continue
+        if isinstance(x, tuple):  # the warm start, a named tuple of arrays and a count
+            out[f.name] = digest(*[np.asarray(a) for a in x])
+        elif x is None or isinstance(x, np.ndarray):
+            out[f.name] = digest(x)
+        elif isinstance(x, float):
+            out[f.name] = fhex(x)
+        else:
+            out[f.name] = x if isinstance(x, str) else int(x)
+    return out
+
+
+#: joint decoding (tagging included) is recorded on the first dev sentences only
+JOINT_SENTENCES = 400
+
 #: AD3 without proofs runs to K = 5000 on every sentence it does not certify (about 0.5 s
 #: each): it is recorded on the first sentences only
 AD3_NO_PROOF_SENTENCES = 300
@@ -140,6 +174,30 @@ def record_dev(limit=None) -> dict:
         print(f"{name}: {len(out[name])} sentences in {time.perf_counter() - t0:.1f} s",
               file=sys.stderr, flush=True)
     parser.decoding = default
+    out.update(record_dev_joint(parser, sents[:JOINT_SENTENCES]))
+    return out
+
+
+def record_dev_joint(parser, sents) -> dict:
+    """``decode_joint`` and ``joint_decompose`` on the joint tables of the shipped model."""
+    from depparse.decode.joint import decode_joint, joint_decompose
+
+    d = parser.decoding
+    t0 = time.perf_counter()
+    tables = [parser.joint_table(s, single_root=d.single_root) for s in sents]
+    print(f"joint tables: {len(tables)} sentences in {time.perf_counter() - t0:.1f} s",
+          file=sys.stderr, flush=True)
+    kw = dict(alpha=d.alpha, single_root=d.single_root, projective=d.projective)
+    runs = {"joint": lambda ji: decode_joint(ji.parts, ji.tags,
+                                             budget=min(d.budget, d.max_iter), **kw),
+            "joint-no-proof": lambda ji: joint_decompose(ji.parts, ji.tags,
+                                                         max_iter=d.max_iter, **kw)}
+    out = {}
+    for name, f in runs.items():
+        t0 = time.perf_counter()
+        out[name] = [joint_record(f(ji)) for ji in tables]
+        print(f"{name}: {len(out[name])} sentences in {time.perf_counter() - t0:.1f} s",
+              file=sys.stderr, flush=True)
     return out
 
 
@@ -200,6 +258,61 @@ def record_synthetic() -> dict:
             except NoSpanningTreeError:
                 rec = "no tree"
             out[run].append([name, rec])
+    out.update(record_synthetic_joint())
+    return out
+
+
+def synthetic_joint_cases():
+    """``(name, PartTable, TagTable, single_root, projective)``: the tables of
+    :func:`synthetic_cases` (head bigrams left out: joint decoding has none) with random
+    candidate tags (one to three of ``S = 4`` per word), chain and tag-arc scores."""
+    from depparse.decode.joint import TagTable
+
+    rng = np.random.default_rng(2025)
+    S = 4
+    cases = []
+    for name, table, single, projective in synthetic_cases():
+        if table.bigrams:
+            continue
+        N = table.arc.shape[0]
+        ties = "ties" in name
+        draw = ((lambda s: rng.integers(-1, 2, size=s).astype(float)) if ties
+                else rng.standard_normal)
+        cands = [[]] + [list(rng.permutation(S)[:rng.integers(1, 4)]) for _ in range(N - 1)]
+        escore = [[]] + [list(draw(len(c))) for c in cands[1:]]
+        D = draw((N, N, 3, 3))
+        D[0, :, 1:, :] = 0.0  # the root has one "candidate"
+        tags = TagTable.dense(cands, escore, draw((S + 1, S + 1)), D)
+        if len(cases) % 6 == 5:  # forbidden candidates (one kept per word)
+            ok = rng.random(tags.ids.shape[0]) >= 0.3
+            ok[tags.ptr[1:-1]] = True
+            tags = dataclasses.replace(tags, ok=ok)
+        cases.append((name, table, tags, single, projective))
+    return cases
+
+
+def record_synthetic_joint() -> dict:
+    from depparse.decode import NoSpanningTreeError
+    from depparse.decode.joint import decode_joint, joint_decompose
+
+    runs = {
+        "joint-koo": lambda p, t, kw: joint_decompose(p, t, max_iter=300, **kw),
+        "joint-koo-K7": lambda p, t, kw: joint_decompose(p, t, max_iter=7, **kw),
+        "joint-polyak": lambda p, t, kw: joint_decompose(
+            p, t, max_iter=300, step_rule="polyak", lam0=1.5, patience=5, max_halvings=3,
+            incumbent=-1.0, **kw),
+        "joint-exact": lambda p, t, kw: decode_joint(p, t, budget=10, **kw),
+        "joint-exact-n8": lambda p, t, kw: decode_joint(p, t, budget=3, node_iter=8, **kw),
+    }
+    out = {k: [] for k in runs}
+    for name, parts, tags, single, projective in synthetic_joint_cases():
+        kw = dict(single_root=single, projective=projective)
+        for run, f in runs.items():
+            try:
+                rec = joint_record(f(parts, tags, kw))
+            except NoSpanningTreeError:
+                rec = "no tree"
+            out[run].append([name, rec])
     return out
 
 
@@ -221,6 +334,9 @@ def cmd_compare(args):
     for part in ("dev", "synthetic"):
         for run in sorted(set(a[part]) | set(b[part])):
             ra, rb = a[part].get(run), b[part].get(run)
+            if args.prefix and (ra is None) != (rb is None):
+                print(f"{part}/{run}: in one record only (not compared)")
+                continue
             if args.prefix and part == "dev" and ra is not None and rb is not None:
                 ra, rb = ra[:len(rb)], rb[:len(ra)]
             if ra is None or rb is None or len(ra) != len(rb):
@@ -315,11 +431,12 @@ def cmd_time(args):
     import depparse
     from depparse.conllu import read_conllu
     from depparse.decode import decode_exact, dual_decompose
+    from depparse.decode.joint import decode_joint, joint_decompose
     from depparse.paths import treebank_file
 
     parser = depparse.load()
     d = parser.decoding
-    sents = read_conllu(treebank_file("en_ewt", "dev"))
+    sents = read_conllu(treebank_file("en_ewt", "dev"))[:args.limit]
     vocab = parser.model.vocab
     tables = [parser.part_table(vocab.encode(s, v))
               for s, v in zip(sents, vocab.iter_context_vectors(sents), strict=True)]
@@ -333,14 +450,24 @@ def cmd_time(args):
         f(tables[0])  # compile
     print(f"depparse from {depparse.__file__}; {len(tables)} sentences; load "
           f"{os.getloadavg()[0]:.1f}")
-    for name, f in runs.items():
+    joint = [parser.joint_table(s, single_root=d.single_root)
+             for s in sents[:JOINT_SENTENCES]]
+    jruns = {f"joint (proofs, {len(joint)} sentences)": lambda ji: decode_joint(
+                 ji.parts, ji.tags, budget=min(d.budget, d.max_iter), **kw),
+             f"joint --no-proof (K = 5000, {len(joint)} sentences)": lambda ji: joint_decompose(
+                 ji.parts, ji.tags, max_iter=d.max_iter, **kw)}
+    for f in jruns.values():
+        f(joint[0])  # compile
+    for name, f, inputs in ([(k, f, tables) for k, f in runs.items()]
+                            + [(k, f, joint) for k, f in jruns.items()]):
         best = np.inf
         for _ in range(args.repeat):
             t0 = time.process_time()
-            for t in tables:
+            for t in inputs:
                 f(t)
             best = min(best, time.process_time() - t0)
         print(f"{name}: {best:.3f} s CPU (best of {args.repeat})", flush=True)
+    print(f"load {os.getloadavg()[0]:.1f}")
 
 
 def main(argv=None):
@@ -356,6 +483,7 @@ def main(argv=None):
     sub.add_parser("compile")
     p = sub.add_parser("time")
     p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--limit", type=int, help="the first N dev sentences only")
     args = ap.parse_args(argv)
     return {"record": cmd_record, "compare": cmd_compare, "compile": cmd_compile,
             "time": cmd_time}[args.cmd](args)

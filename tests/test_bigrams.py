@@ -39,9 +39,10 @@ def count(k: int) -> int:
     return max(1, k // 10) if FAST else k
 
 
-def rand_instance(rng, n, grandparents=True, p_inf=0.0, kind="normal"):
+def rand_instance(rng, n, grandparents=True, p_inf=0.0, kind="normal", bigram=True):
     """Dense ``(arc, sibling, grand, grandsib, bigram)`` (N(0, 1) or small-integer ties);
-    arcs ``-inf`` with probability ``p_inf`` (root arcs kept)."""
+    arcs ``-inf`` with probability ``p_inf`` (root arcs kept); ``bigram`` None (and not
+    drawn) when ``bigram`` is False (test_joint's instances)."""
     N = n + 1
 
     def draw(shape):
@@ -56,7 +57,7 @@ def rand_instance(rng, n, grandparents=True, p_inf=0.0, kind="normal"):
     sib = draw((N, N, N + 1))
     gr = draw((N, N, N)) if grandparents else None
     gs = draw((N, N, N, N + 1)) if grandparents else None
-    return arc, sib, gr, gs, draw((N, N, N))
+    return arc, sib, gr, gs, draw((N, N, N)) if bigram else None
 
 
 def brute_best(arc, sib, gr, gs, bg, single_root, projective=False):

@@ -11,6 +11,7 @@ import os
 import numpy as np
 import pytest
 from naive import all_trees, chain_value, joint_best, tree_scores_full
+from test_bigrams import rand_instance
 
 from depparse.decode import NoSpanningTreeError
 from depparse.decode.bnb import PROOFS, decode_exact
@@ -43,13 +44,8 @@ def instance(rng, n, kmax=3, grandparents=True, p_inf=0.0, ties=False, dscale=1.
             return rng.integers(-1, 2, size=shape).astype(float)
         return rng.standard_normal(shape)
 
-    arc = draw((N, N))
-    forbid = rng.random((N, N)) < p_inf
-    forbid[0, :] = False
-    arc[forbid] = NEG_INF
-    sib = draw((N, N, N + 1))
-    gr = draw((N, N, N)) if grandparents else None
-    gs = draw((N, N, N, N + 1)) if grandparents else None
+    arc, sib, gr, gs, _ = rand_instance(rng, n, grandparents, p_inf,
+                                        "ties" if ties else "normal", bigram=False)
     cands = [[]] + [list(rng.choice(S, size=rng.integers(1, kmax + 1), replace=False))
                     for _ in range(n)]
     escore = [[]] + [list(draw(len(c))) for c in cands[1:]]

@@ -190,15 +190,28 @@ def _n_vars(parts, h):
 
 
 @nb.njit(cache=True, inline="always")
+def _copies_of(parts, h, x, qA, qG):
+    """The copies of the arcs in ``h``'s automaton from its variables ``x`` (in the order of
+    :func:`_n_vars`): ``qA[h, m]`` of its left then right candidates ``m``, ``qG[g, h]`` of its
+    grandparent slots."""
+    L0, L1, ng = _n_vars(parts, h)
+    cand = parts.cand
+    for i in range(L0):
+        qA[h, cand[parts.cand_off[h, 0] + i]] = x[i]
+    for i in range(L1):
+        qA[h, cand[parts.cand_off[h, 1] + i]] = x[L0 + i]
+    for gi in range(ng):
+        qG[parts.gp[parts.gp_off[h] + gi], h] = x[L0 + L1 + gi]
+
+
+@nb.njit(cache=True, inline="always")
 def _ad3_start(parts, settings, state, work):
     """Iteration 0: every factor's MAP under ``theta`` alone is its first active structure;
     ``q`` and ``p`` follow from them.  Returns ``NO_TREE`` when there is no tree or an
     automaton has no feasible choice."""
     N = parts.arc.shape[0]
     arc = parts.arc
-    cand = parts.cand
     cand_off = parts.cand_off
-    gp = parts.gp
     gp_off = parts.gp_off
     use_g = parts.grandparents
     allowed = state.allowed
@@ -256,14 +269,7 @@ def _ad3_start(parts, settings, state, work):
     for m in range(1, N):
         qT[T.W[0, m], m] = 1.0
     for h in range(N):
-        L0, L1, ng = _n_vars(parts, h)
-        for i in range(L0):
-            qA[h, cand[cand_off[h, 0] + i]] = WA[h, 0, i]
-        for i in range(L1):
-            qA[h, cand[cand_off[h, 1] + i]] = WA[h, 0, L0 + i]
-        if use_g and h > 0:
-            for gi in range(parts.gp_len[h]):
-                qG[gp[gp_off[h] + gi], h] = WA[h, 0, L0 + L1 + gi]
+        _copies_of(parts, h, WA[h, 0], qA, qG)
     deg = 3.0 if use_g else 2.0
     for h in range(N):
         for m in range(N):
@@ -320,12 +326,7 @@ def _automata_subproblems(parts, single_root, allowed, p, aut, work, eta):
                          automaton)
         kA[h] = kk
         calls += c
-        for d in range(2):
-            off = 0 if d == 0 else L0
-            for i in range(cand_len[h, d]):
-                qA[h, cand[cand_off[h, d] + i]] = qloc[off + i]
-        for gi in range(ng):
-            qG[gp[gp_off[h] + gi], h] = qloc[L0 + L1 + gi]
+        _copies_of(parts, h, qloc, qA, qG)
     return calls
 
 

@@ -77,6 +77,21 @@ def _viterbi_side(tab, o, L, cand, c0, h, arc, beta, u, exactly_one, delta, back
 
 
 @nb.njit(cache=True, inline="always")
+def _slot_start(parts, scores, v, h, gi):
+    """``(slot, open, value)`` of grandparent slot ``gi`` of head ``h`` before its two sides'
+    Viterbi: its index into ``tab_off``, whether it may be chosen (not when the arc ``g -> h``
+    of its grandparent is forbidden, ``scores[g, h] = -inf``: branch and bound) and the cost
+    ``-v[g, h]`` of its grandparent (0 for the root's slot)."""
+    slot = parts.gp_off[h] + gi
+    g = parts.gp[slot]
+    if g < 0:
+        return slot, True, 0.0
+    if scores[g, h] == NEG_INF:
+        return slot, False, 0.0
+    return slot, True, -v[g, h]
+
+
+@nb.njit(cache=True, inline="always")
 def _decode_head(h, parts, scores, beta, u, v, single_root, work):
     """Decode the automaton of head ``h`` (both sides, every grandparent slot).
 
@@ -92,13 +107,9 @@ def _decode_head(h, parts, scores, beta, u, v, single_root, work):
     best_val = NEG_INF
     best_gi = -1
     for gi in range(parts.gp_len[h]):
-        slot = parts.gp_off[h] + gi
-        g = parts.gp[slot]
-        val = 0.0
-        if g >= 0:
-            if scores[g, h] == NEG_INF:
-                continue  # a forbidden arc g -> h (branch and bound): no such grandparent
-            val = -v[g, h]
+        slot, usable, val = _slot_start(parts, scores, v, h, gi)
+        if not usable:
+            continue  # a forbidden arc g -> h (branch and bound): no such grandparent
         for d in range(2):
             val += _viterbi_side(parts.tab, parts.tab_off[slot, d], cand_len[h, d], parts.cand,
                                  parts.cand_off[h, d], h, scores, beta, u,
@@ -169,13 +180,9 @@ def _decode_lazy(parts, beta, single_root, z):
         best_val = NEG_INF
         best_gi = -1
         for gi in range(gp_len[h]):
-            slot = gp_off[h] + gi
-            g = gp[slot]
-            val = 0.0
-            if g >= 0:
-                if arc[g, h] == NEG_INF:
-                    continue
-                val = -v[g, h]
+            slot, usable, val = _slot_start(parts, arc, v, h, gi)
+            if not usable:
+                continue
             val += sval[slot, 0]  # (summed in the order of _decode_head: the same rounding)
             val += sval[slot, 1]
             if val > best_val:

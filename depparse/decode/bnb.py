@@ -60,8 +60,8 @@ from .dual import COUNT_C, COUNT_Y, COUNT_Z, COUNT_ZG, GAP_TOL, DualResult, dual
 from .mst import NoSpanningTreeError
 from .parts import PartTable
 
-__all__ = ["BUDGET", "BranchResult", "ExactResult", "PROOFS", "branch_and_bound",
-           "decode_exact"]
+__all__ = ["BUDGET", "BranchResult", "ExactResult", "PROOFS", "ProvedResult",
+           "branch_and_bound", "decode_exact"]
 
 NEG_INF = -np.inf
 #: Default iterations of the first dual decomposition run before branch and bound (tuned on
@@ -76,7 +76,51 @@ PROOFS = (PROOF_DUAL, PROOF_BNB, PROOF_EXACT)
 
 
 @dataclass
-class ExactResult:
+class ProvedResult:
+    """The record of an exact decoding (a tree proved optimal by a first dual decomposition
+    run, or by branch and bound after it): the fields of :class:`ExactResult` but the first
+    run's traces, shared with :class:`~depparse.decode.joint.JointExact`, and the two steps
+    that fill them (:meth:`of_first_run`, :meth:`add_search`)."""
+
+    heads: np.ndarray
+    score: float
+    optimal: bool
+    proof: str | None
+    certificate: bool
+    iterations: int
+    root_iterations: int
+    nodes: int
+    bound: float
+    timed_out: bool = False
+    seconds_dual: float = 0.0
+    seconds_bnb: float = 0.0
+
+    @classmethod
+    def of_first_run(cls, r, seconds, **more):
+        """The record after the first run ``r`` (a :class:`~depparse.decode.dual.DualResult`
+        or what has its ``heads``, ``score``, ``certificate``, ``iterations``, ``bound`` and
+        ``timed_out``) of ``seconds``: its best tree, proved (``"dual"``) when it certified,
+        one node, its lowest dual value as the bound (its score when certified); ``more``: the
+        fields of the subclass."""
+        return cls(r.heads, r.score, r.certificate, PROOF_DUAL if r.certificate else None,
+                   r.certificate, r.iterations, r.iterations, 1,
+                   r.score if r.certificate else r.bound, r.timed_out, seconds, **more)
+
+    def add_search(self, nodes, iterations, optimal, bound, timed_out, seconds):
+        """Branch and bound's outcome (the caller sets the best analysis it found): proved
+        (``"branch-and-bound"``) when it closed every node, its ``nodes`` and ``iterations``
+        added to the first run's, its ``bound``, ``timed_out`` and ``seconds``."""
+        self.optimal = optimal
+        self.proof = PROOF_BNB if optimal else None
+        self.nodes += nodes
+        self.iterations += iterations
+        self.bound = bound
+        self.timed_out = timed_out
+        self.seconds_bnb = seconds
+
+
+@dataclass
+class ExactResult(ProvedResult):
     """Outcome of exact decoding for one sentence.
 
     Attributes
@@ -109,18 +153,6 @@ class ExactResult:
         Traces of the first run (:class:`~depparse.decode.dual.DualResult`).
     """
 
-    heads: np.ndarray
-    score: float
-    optimal: bool
-    proof: str | None
-    certificate: bool
-    iterations: int
-    root_iterations: int
-    nodes: int
-    bound: float
-    timed_out: bool = False
-    seconds_dual: float = 0.0
-    seconds_bnb: float = 0.0
     dual: np.ndarray | None = None
     primal: np.ndarray | None = None
     recomputed: np.ndarray | None = None
@@ -321,17 +353,13 @@ def branch_and_bound(parts: PartTable, first: DualResult, *, alpha=0.001, single
     nodes = 0
     total_iter = 0
     timed_out = False
-    while queue:
-        if deadline is not None and time.perf_counter() >= deadline:
-            timed_out = True
+    while True:
+        node, timed_out = _next_open(queue, best, scale, tol, nodes, max_nodes, deadline,
+                                     timed_out)
+        if node is None:
             break
-        if max_nodes is not None and nodes >= max_nodes:
-            break
-        node = heapq.heappop(queue)
         arc, start = node.arc, node.start
         pbound = -node.key
-        if _closed(pbound, best, scale, tol):
-            continue
         hm = _branch_arc(arc, start, use_g, use_hb)
         if hm is None:  # a single tree left: score it
             if _only_tree(arc) is not None:
@@ -358,8 +386,7 @@ def branch_and_bound(parts: PartTable, first: DualResult, *, alpha=0.001, single
         for child in (fix, forbid):
             if not np.isfinite(child[:, 1:]).any(axis=0).all():
                 continue  # a word without a head
-            if (max_nodes is not None and nodes >= max_nodes) or (
-                    deadline is not None and time.perf_counter() >= deadline):
+            if _out_of(nodes, max_nodes, deadline):
                 # out of nodes or time: the child stays open, under its parent's bound
                 heapq.heappush(queue, _Open(node.key, tick, child, start))
                 tick += 1
@@ -378,21 +405,59 @@ def branch_and_bound(parts: PartTable, first: DualResult, *, alpha=0.001, single
             total_iter += r.iterations
             if r.score > best:
                 best_heads, best = r.heads, r.score
-            if r.certificate or r.pruned:
-                continue
-            cb = min(pbound, r.bound)
-            if _closed(cb, best, scale, tol):
+            cb = _child_bound(r, pbound, best, scale, tol)
+            if cb is None:
                 continue
             heapq.heappush(queue, _Open(-cb, tick, child, WarmStart.of(r)))
             tick += 1
             if r.timed_out:
                 timed_out = True
-    # every open node is in the queue: the incumbent is optimal when none of them can beat it
+    optimal, bound, timed_out = _search_end(queue, best, scale, tol, timed_out)
+    return BranchResult(best_heads, best, optimal, nodes, total_iter, bound, timed_out)
+
+
+def _out_of(nodes, max_nodes, deadline):
+    """Has the search used its nodes (``max_nodes``) or its time (``deadline``, a
+    ``time.perf_counter()`` value)?"""
+    return (max_nodes is not None and nodes >= max_nodes) or (
+        deadline is not None and time.perf_counter() >= deadline)
+
+
+def _next_open(queue, best, scale, tol, nodes, max_nodes, deadline, timed_out):
+    """``(node, timed_out)``: the open node of the best bound that the incumbent's score
+    ``best`` does not close (popped from the heap ``queue``; the closed ones before it are
+    dropped), or None when the search stops: no node left, ``max_nodes`` evaluated, or the
+    deadline passed (then ``timed_out`` becomes True; else it is returned as given)."""
+    while queue:
+        if deadline is not None and time.perf_counter() >= deadline:
+            return None, True
+        if max_nodes is not None and nodes >= max_nodes:
+            return None, timed_out
+        node = heapq.heappop(queue)
+        if not _closed(-node.key, best, scale, tol):
+            return node, timed_out
+    return None, timed_out
+
+
+def _child_bound(r, pbound, best, scale, tol):
+    """The bound under which a child evaluated by the run ``r`` stays open (the lower of its
+    parent's ``pbound`` and its own lowest dual value), or None when it is closed: certified,
+    pruned by the incumbent, or its bound proves that nothing in it beats ``best``."""
+    if r.certificate or r.pruned:
+        return None
+    cb = min(pbound, r.bound)
+    return None if _closed(cb, best, scale, tol) else cb
+
+
+def _search_end(queue, best, scale, tol, timed_out):
+    """``(optimal, bound, timed_out)`` of a search stopped with the open nodes ``queue``
+    (``key = -bound``) and the incumbent's score ``best``: every open node is in the queue,
+    so the incumbent is optimal when none of them can beat it; the bound is the largest open
+    one (``best`` when none is open); a time-out counts only with nodes still open (what was
+    left open was closed anyway)."""
     open_bounds = [-q.key for q in queue if not _closed(-q.key, best, scale, tol)]
     ub = max(open_bounds) if open_bounds else best
-    timed_out = timed_out and bool(open_bounds)  # (what was left open was closed anyway)
-    return BranchResult(best_heads, best, not open_bounds, nodes, total_iter, max(ub, best),
-                        timed_out)
+    return not open_bounds, max(ub, best), timed_out and bool(open_bounds)
 
 
 def decode_exact(parts: PartTable, *, alpha=0.001, budget=BUDGET, single_root=False,
@@ -452,23 +517,17 @@ def decode_exact(parts: PartTable, *, alpha=0.001, budget=BUDGET, single_root=Fa
     else:
         raise ValueError(f"solver must be 'subgradient' or 'ad3', got {solver!r}")
     t1 = time.perf_counter()
-    res = ExactResult(r.heads, r.score, r.certificate, PROOF_DUAL if r.certificate else None,
-                      r.certificate, r.iterations, r.iterations, 1,
-                      r.score if r.certificate else r.bound, r.timed_out, t1 - t0, 0.0,
-                      r.dual, r.primal, r.recomputed, r.best_changes)
+    res = ExactResult.of_first_run(r, t1 - t0, dual=r.dual, primal=r.primal,
+                                   recomputed=r.recomputed, best_changes=r.best_changes)
     if r.certificate or r.timed_out:
         return _unscale(res, factor)
     b = branch_and_bound(parts, r, alpha=alpha, single_root=single_root, projective=projective,
                          tol=tol, node_iter=node_iter, lam0=lam0, patience=patience,
                          max_halvings=max_halvings, max_nodes=max_nodes, deadline=deadline,
                          split=split)
-    res.heads, res.score, res.optimal = b.heads, b.score, b.optimal
-    res.proof = PROOF_BNB if b.optimal else None
-    res.nodes += b.nodes
-    res.iterations += b.iterations
-    res.bound = b.bound
-    res.timed_out = b.timed_out
-    res.seconds_bnb = time.perf_counter() - t1
+    res.heads, res.score = b.heads, b.score
+    res.add_search(b.nodes, b.iterations, b.optimal, b.bound, b.timed_out,
+                   time.perf_counter() - t1)
     return _unscale(res, factor)
 
 

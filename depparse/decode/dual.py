@@ -486,6 +486,17 @@ def _zg_agree(parts, yh, z):
 
 
 @nb.njit(cache=True, inline="always")
+def _move_arc(x, w, hc, hy, m, step):
+    """A copy took the arc ``hc -> m`` where the tree took ``hy -> m``: ``x(hc, m) += step``,
+    ``x(hy, m) -= step`` (the subgradient ``copy - y`` of the multipliers ``x``), and the
+    tree's weights ``w`` with them."""
+    x[hc, m] += step
+    w[hc, m] += step
+    x[hy, m] -= step
+    w[hy, m] -= step
+
+
+@nb.njit(cache=True, inline="always")
 def _zg_update(parts, yh, z, w, step):
     """``v(g, h) += step * (z'(g, h) - y(g, h))`` (and the tree's weights with it)."""
     N = parts.arc.shape[0]
@@ -498,11 +509,7 @@ def _zg_update(parts, yh, z, w, step):
         gz = gp[gp_off[m] + slot[m]]
         gy = yh[m]
         if gz != gy:
-            # z'(gz, m) = 1, y(gz, m) = 0 ; z'(gy, m) = 0, y(gy, m) = 1
-            v[gz, m] += step
-            w[gz, m] += step
-            v[gy, m] -= step
-            w[gy, m] -= step
+            _move_arc(v, w, gz, gy, m, step)
             dirty[m, 2] = True
 
 
@@ -554,11 +561,7 @@ def _c_update(yh, c, w, step):
         hc = heads[m]
         hy = yh[m]
         if hc != hy:
-            # c(hc, m) = 1, y(hc, m) = 0 ; c(hy, m) = 0, y(hy, m) = 1
-            r[hc, m] += step
-            w[hc, m] += step
-            r[hy, m] -= step
-            w[hy, m] -= step
+            _move_arc(r, w, hc, hy, m, step)
             changed = True
     if changed:
         c.dirty[0] = True

@@ -99,14 +99,23 @@ import dataclasses
 import heapq
 import time
 from collections import namedtuple
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numba as nb
 import numpy as np
 
-from .automata import _viterbi_side
-from .bnb import BUDGET, PROOF_BNB, PROOF_DUAL, _branch_arc, _closed, _only_tree
+from .automata import _slot_start, _viterbi_side
+from .bnb import (
+    BUDGET,
+    ProvedResult,
+    _branch_arc,
+    _child_bound,
+    _next_open,
+    _only_tree,
+    _out_of,
+    _search_end,
+)
 from .bnb import WarmStart as _ArcStart
 from .dual import (
     COUNT_Y,
@@ -297,6 +306,23 @@ def _nk(tt, i):
     return 1 if i == 0 else tt.ptr[i + 1] - tt.ptr[i]
 
 
+@nb.njit(cache=True, inline="always")
+def _best_before(delta, trans, ids, lo, hi, y):
+    """``(b, c)``: the best ``delta[c] + trans[ids[c], y]`` over the candidates ``c`` in
+    ``lo .. hi-1`` (those of the word before) that are reachable, ``(-inf, -1)`` when none is
+    (the step of the chain's Viterbi into tag ``y``, or into END, ``y = S``)."""
+    b = NEG_INF
+    bc = -1
+    for c in range(lo, hi):
+        if delta[c] == NEG_INF:
+            continue
+        v = delta[c] + trans[ids[c], y]
+        if v > b:
+            b = v
+            bc = c
+    return b, bc
+
+
 @nb.njit(cache=True)
 def _chain_decode(tt, ts):
     """The tag chain under ``E + mu + nu`` over the allowed candidates: ``ts.tau`` and its
@@ -317,25 +343,10 @@ def _chain_decode(tt, ts):
             b = NEG_INF
             bc = -1
             if tt.ok[c]:
-                y = ids[c]
-                for cp in range(ptr[i - 1], ptr[i]):
-                    if delta[cp] == NEG_INF:
-                        continue
-                    v = delta[cp] + trans[ids[cp], y]
-                    if v > b:
-                        b = v
-                        bc = cp
+                b, bc = _best_before(delta, trans, ids, ptr[i - 1], ptr[i], ids[c])
             delta[c] = b + tt.emit[c] + ts.mu[c] + ts.nu[c] if bc >= 0 else NEG_INF
             back[c] = bc
-    b = NEG_INF
-    bc = -1
-    for c in range(ptr[N - 1], ptr[N]):
-        if delta[c] == NEG_INF:
-            continue
-        v = delta[c] + trans[ids[c], S]
-        if v > b:
-            b = v
-            bc = c
+    b, bc = _best_before(delta, trans, ids, ptr[N - 1], ptr[N], S)
     if bc < 0:
         for i in range(1, N):
             tau[i] = 0
@@ -383,8 +394,6 @@ def _automata_decode(parts, tt, beta, single_root, z, ts):
     cand = parts.cand
     cand_off = parts.cand_off
     cand_len = parts.cand_len
-    gp = parts.gp
-    gp_off = parts.gp_off
     u, v = z.u, z.v
     dirty = z.dirty
     ptr, ok, dtab, doff = tt.ptr, tt.ok, tt.dtab, tt.doff
@@ -429,13 +438,9 @@ def _automata_decode(parts, tt, beta, single_root, z, ts):
                     ueff[h, m] = u[h, m] - bb if bj >= 0 else np.inf
             head = 0.0 if h == 0 else -mu[ptr[h] + a]
             for gi in range(parts.gp_len[h]):
-                slot = gp_off[h] + gi
-                g = gp[slot]
-                val = 0.0
-                if g >= 0:
-                    if arc[g, h] == NEG_INF:
-                        continue
-                    val = -v[g, h]
+                slot, usable, val = _slot_start(parts, arc, v, h, gi)
+                if not usable:
+                    continue
                 for d in range(2):
                     val += _viterbi_side(parts.tab, parts.tab_off[slot, d], cand_len[h, d],
                                          cand, cand_off[h, d], h, arc, beta, ueff,
@@ -685,27 +690,15 @@ def joint_decompose(parts: PartTable, tags: TagTable, *, alpha=0.001, max_iter=5
 
 
 @dataclass
-class JointExact:
+class JointExact(ProvedResult):
     """Outcome of :func:`decode_joint`: the analysis (``heads``; ``tags``, candidate index of
     every word, ``-1`` at the root), its ``score`` ``F``, ``optimal`` and ``proof`` (``"dual"``
     or ``"branch-and-bound"``, None when a limit stopped the search), the first run's
     ``certificate`` and ``root_iterations``, all ``iterations``, ``nodes`` (1 for the first
     run), the best upper ``bound`` and the seconds of the first run and of branch and
-    bound."""
+    bound (the fields of :class:`~depparse.decode.bnb.ProvedResult`, plus ``tags``)."""
 
-    heads: np.ndarray
-    tags: np.ndarray
-    score: float
-    optimal: bool
-    proof: str | None
-    certificate: bool
-    iterations: int
-    root_iterations: int
-    nodes: int
-    bound: float
-    timed_out: bool = False
-    seconds_dual: float = 0.0
-    seconds_bnb: float = 0.0
+    tags: np.ndarray = field(kw_only=True)
 
 
 class _Node(NamedTuple):
@@ -770,10 +763,7 @@ def decode_joint(parts: PartTable, tags: TagTable, *, alpha=0.001, budget=BUDGET
     r = joint_decompose(parts, tags, max_iter=budget, step_rule="polyak", lam0=root_lam0,
                         patience=root_patience, deadline=deadline, **kw)
     t1 = time.perf_counter()
-    res = JointExact(r.heads, r.tags, r.score, r.certificate,
-                     PROOF_DUAL if r.certificate else None, r.certificate, r.iterations,
-                     r.iterations, 1, r.score if r.certificate else r.bound, r.timed_out,
-                     t1 - t0)
+    res = JointExact.of_first_run(r, t1 - t0, tags=r.tags)
     if r.certificate or r.timed_out:
         return res
     # branch and bound: a node forbids arcs (-inf) and candidates (ok = False)
@@ -794,16 +784,12 @@ def decode_joint(parts: PartTable, tags: TagTable, *, alpha=0.001, budget=BUDGET
                                dataclasses.replace(tags, ok=ok), max_iter=max_iter,
                                start=start, **kw, **more)
 
-    while queue:
-        if deadline is not None and time.perf_counter() >= deadline:
-            timed_out = True
+    while True:
+        node, timed_out = _next_open(queue, best, scale, tol, nodes, max_nodes, deadline,
+                                     timed_out)
+        if node is None:
             break
-        if max_nodes is not None and nodes >= max_nodes:
-            break
-        node = heapq.heappop(queue)
         pbound = -node.key
-        if _closed(pbound, best, scale, tol):
-            continue
         tk = _branch_tag(tags, node.ok, node.start)
         ak = _arc_key(node.arc, node.start, parts.grandparents)
         if tk is None and ak is None:  # one analysis left: score it
@@ -839,8 +825,7 @@ def decode_joint(parts: PartTable, tags: TagTable, *, alpha=0.001, budget=BUDGET
         for arc, ok in children:
             if not np.isfinite(arc[:, 1:]).any(axis=0).all():
                 continue
-            if (max_nodes is not None and nodes >= max_nodes) or (
-                    deadline is not None and time.perf_counter() >= deadline):
+            if _out_of(nodes, max_nodes, deadline):
                 heapq.heappush(queue, _Node(node.key, tick, arc, ok, node.start))
                 tick += 1
                 continue
@@ -855,23 +840,15 @@ def decode_joint(parts: PartTable, tags: TagTable, *, alpha=0.001, budget=BUDGET
             iters += rr.iterations
             if rr.score > best:
                 best_heads, best_tags, best = rr.heads, rr.tags, rr.score
-            if rr.certificate or rr.pruned:
-                continue
-            cb = min(pbound, rr.bound)
-            if _closed(cb, best, scale, tol):
+            cb = _child_bound(rr, pbound, best, scale, tol)
+            if cb is None:
                 continue
             heapq.heappush(queue, _Node(-cb, tick, arc, ok, rr.start))
             tick += 1
             if rr.timed_out:
                 timed_out = True
-    open_bounds = [-q.key for q in queue if not _closed(-q.key, best, scale, tol)]
+    optimal, bound, timed_out = _search_end(queue, best, scale, tol, timed_out)
     res.heads, res.tags, res.score = best_heads, best_tags, best
-    res.optimal = not open_bounds
-    res.proof = PROOF_BNB if res.optimal else None
-    res.nodes += nodes
-    res.iterations += iters
-    res.bound = max(max(open_bounds) if open_bounds else best, best)
-    res.timed_out = timed_out and bool(open_bounds)
-    res.seconds_bnb = time.perf_counter() - t1
+    res.add_search(nodes, iters, optimal, bound, timed_out, time.perf_counter() - t1)
     return res
 
