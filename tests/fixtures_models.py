@@ -124,6 +124,23 @@ def syn(tmp_path_factory) -> Syn:
 
 
 @pytest.fixture(scope="module")
+def shipped_dev(corpora_dir):
+    """``(parser, sentences)``: the shipped model, loaded, and en_ewt dev, read; skips where
+    either is missing or unusable."""
+    import depparse
+    from depparse.conllu import read_conllu
+
+    path = corpora_dir / "en_ewt" / "en_ewt-ud-dev.conllu"
+    if not path.exists():
+        pytest.skip(f"{path} not found")
+    try:
+        parser = depparse.load()
+    except depparse.DepparseError as e:
+        pytest.skip(f"shipped model unusable here: {e}")
+    return parser, read_conllu(path)
+
+
+@pytest.fixture(scope="module")
 def parser(syn):
     """The tiny model of :func:`syn`, loaded (a module may define its own ``parser``)."""
     import depparse

@@ -122,21 +122,12 @@ def test_ad3_time_limit_returns_a_tree():
 
 
 @pytest.mark.corpora
-def test_ad3_and_subgradient_agree_on_certified_dev_sentences(corpora_dir):
+def test_ad3_and_subgradient_agree_on_certified_dev_sentences(shipped_dev):
     """Both certify: the same optimum (Koo et al. Theorem 1 makes each the exact argmax)."""
-    import depparse
-    from depparse.conllu import read_conllu
-
-    path = corpora_dir / "en_ewt" / "en_ewt-ud-dev.conllu"
-    if not path.exists():
-        pytest.skip(f"{path} not found")
-    try:
-        p = depparse.load()
-    except depparse.DepparseError as e:
-        pytest.skip(f"shipped model unusable here: {e}")
+    p, dev = shipped_dev
     single = p.decoding.single_root
     both = 0
-    for s in read_conllu(path)[:60]:
+    for s in dev[:60]:
         parts = p.part_table(p.model.vocab.encode(s))
         a = ad3_decompose(parts, single_root=single, max_iter=500)
         g = dual_decompose(parts, single_root=single, max_iter=5000)

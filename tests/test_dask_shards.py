@@ -362,10 +362,26 @@ def test_worker_killed_mid_run_loses_nothing(cluster, syn, parser, tmp_path):
         cluster.wait(2)
 
 
-def test_resume_parses_only_the_missing_shards(cluster, syn, tmp_path,
-                                              monkeypatch):
+def _run_keeping_shards(args, kept, monkeypatch):
+    """``run_cli(args)`` with the shard folder copied to ``kept`` just before the client
+    removes it (what a run stopped while joining leaves)."""
     import depparse.cli.sharded as sharded
 
+    remove = sharded._remove
+
+    def keep(path):
+        shutil.copytree(path, kept)
+        remove(path)
+
+    monkeypatch.setattr(sharded, "_remove", keep)
+    try:
+        return run_cli(args)
+    finally:
+        monkeypatch.setattr(sharded, "_remove", remove)
+
+
+def test_resume_parses_only_the_missing_shards(cluster, syn, tmp_path,
+                                              monkeypatch):
     big = _big(syn, tmp_path, 3)
     ref = _local(big, "conllu", tmp_path, syn)
     out = tmp_path / "out.conllu"
@@ -373,16 +389,8 @@ def test_resume_parses_only_the_missing_shards(cluster, syn, tmp_path,
     args = ["parse", big, "-m", syn.model, "-o", out, "--scheduler", cluster.address,
             "--shard-size", "3K"]
     # a run stopped while joining: its shard folder kept (copied before the removal)
-    remove = sharded._remove
-
-    def keep(path):
-        shutil.copytree(path, tmp_path / "kept")
-        remove(path)
-
-    monkeypatch.setattr(sharded, "_remove", keep)
-    rc, _, err = run_cli(args)
+    rc, _, err = _run_keeping_shards(args, tmp_path / "kept", monkeypatch)
     assert rc == 0 and out.read_bytes() == ref, err
-    monkeypatch.setattr(sharded, "_remove", remove)
     out.unlink()
     shutil.copytree(tmp_path / "kept", folder)
     metas = sorted(folder.glob("shard-*.json"))
@@ -417,8 +425,6 @@ def test_resume_parses_only_the_missing_shards(cluster, syn, tmp_path,
 def test_resume_a_folder_run(cluster, syn, tmp_path, monkeypatch):
     """A folder run stopped after its first output: --resume skips that input (its output is
     complete) and joins the others from their complete shards."""
-    import depparse.cli.sharded as sharded
-
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     for name in ("a", "b", "c"):
@@ -427,16 +433,8 @@ def test_resume_a_folder_run(cluster, syn, tmp_path, monkeypatch):
     assert rc == 0, err
     args = ["parse", corpus, "-m", syn.model, "-o", f"{tmp_path}/out/", "--scheduler",
             cluster.address, "--shard-size", "3K"]
-    remove = sharded._remove
-
-    def keep(path):
-        shutil.copytree(path, tmp_path / "kept")
-        remove(path)
-
-    monkeypatch.setattr(sharded, "_remove", keep)
-    rc, _, err = run_cli(args)
+    rc, _, err = _run_keeping_shards(args, tmp_path / "kept", monkeypatch)
     assert rc == 0, err
-    monkeypatch.setattr(sharded, "_remove", remove)
     out = tmp_path / "out"
     for name in ("b", "c"):
         (out / f"{name}.conllu").unlink()

@@ -51,21 +51,6 @@ def test_ilp_oracle_equals_brute_force():
         assert abs(table_score(heads, *arrays) - bv) <= 1e-7 * max(1.0, abs(bv)), i
 
 
-@pytest.fixture(scope="module")
-def shipped(corpora_dir):
-    import depparse
-    from depparse.conllu import read_conllu
-
-    path = corpora_dir / "en_ewt" / "en_ewt-ud-dev.conllu"
-    if not path.exists():
-        pytest.skip(f"{path} not found")
-    try:
-        parser = depparse.load()
-    except depparse.DepparseError as e:
-        pytest.skip(f"shipped model unusable here: {e}")
-    return parser, read_conllu(path)
-
-
 def check_sentences(parser, sents, budgets):
     """Decode each sentence (each budget) and compare with the ILP; returns proof counts."""
     single = parser.decoding.single_root
@@ -96,8 +81,8 @@ def check_sentences(parser, sents, budgets):
 
 @pytest.mark.slow  # the shipped model on en_ewt dev against HiGHS: 12 s (measured)
 @pytest.mark.corpora
-def test_shipped_model_optimal_trees_equal_ilp(shipped):
-    parser, dev = shipped
+def test_shipped_model_optimal_trees_equal_ilp(shipped_dev):
+    parser, dev = shipped_dev
     counts = check_sentences(parser, dev[:40], budgets=(None, 10))
     print(counts)
     assert counts["branch-and-bound"] >= 5, counts  # the test exercised branch and bound
@@ -105,8 +90,8 @@ def test_shipped_model_optimal_trees_equal_ilp(shipped):
 
 @pytest.mark.slow
 @pytest.mark.corpora
-def test_shipped_model_dev_300_and_every_uncertified_equal_ilp(shipped):
-    parser, dev = shipped
+def test_shipped_model_dev_300_and_every_uncertified_equal_ilp(shipped_dev):
+    parser, dev = shipped_dev
     d = parser.decoding
     hard = []
     for i, s in enumerate(dev):
@@ -153,14 +138,14 @@ def test_ilp_oracle_with_tags_equals_brute_force():
 
 @pytest.mark.slow  # the shipped model's joint tables against HiGHS: 10 s (measured)
 @pytest.mark.corpora
-def test_shipped_model_joint_analyses_equal_ilp(shipped):
+def test_shipped_model_joint_analyses_equal_ilp(shipped_dev):
     """Joint tagging and parsing of dev sentences with the shipped model (the parse path's
     part and tag tables): every analysis proved optimal scores the ILP's optimum, and no
     less than the pipeline's analysis (the tagger's tags, the parser's tree), which is one of
     the joint model's."""
     from depparse.decode.joint import decode_joint, joint_score
 
-    parser, dev = shipped
+    parser, dev = shipped_dev
     single = parser.decoding.single_root
     counts = {p: 0 for p in PROOFS}
     changed = 0

@@ -278,18 +278,9 @@ def test_tag_candidates_best_first_within_margin():
 
 
 @pytest.fixture(scope="module")
-def shipped(corpora_dir):
-    import depparse
-    from depparse.conllu import read_conllu
-
-    path = corpora_dir / "en_ewt" / "en_ewt-ud-dev.conllu"
-    if not path.exists():
-        pytest.skip(f"{path} not found")
-    try:
-        parser = depparse.load()
-    except depparse.DepparseError as e:
-        pytest.skip(f"shipped model unusable here: {e}")
-    return parser, read_conllu(path)[:30]
+def shipped(shipped_dev):
+    parser, dev = shipped_dev
+    return parser, dev[:30]
 
 
 @pytest.mark.corpora

@@ -12,6 +12,7 @@ from fixtures_models import run_cli
 from naive import automaton_value, brute_head_automaton
 
 from depparse.conllu import read_conllu
+from depparse.decode.joint import TagTable, decode_z_tags
 from depparse.decode.parts import compile_dense
 from depparse.errors import ConfigError
 from depparse.features.parts import structure_features
@@ -20,7 +21,6 @@ from depparse.learn.joint import (
     JointTrainer,
     check_joint_training,
     joint_examples,
-    joint_relaxed,
     train_joint,
 )
 from depparse.model import Model
@@ -33,18 +33,13 @@ def _dense_instance(rng, n, grandparents):
     gr = rng.standard_normal((N, N, N)) if grandparents else None
     gs = rng.standard_normal((N, N, N, N + 1)) if grandparents else None
     k = [1] + list(rng.integers(1, 4, size=n))
-    cptr = np.concatenate([[0, 0], np.cumsum(k[1:])]).astype(np.int64)
     D = rng.standard_normal((N, N, 3, 3))
     D[0, :, 1:, :] = 0.0
     pt = compile_dense(arc, sib, gr, gs)
-    doff = np.full((N, N), -1, dtype=np.int64)
-    dtab = []
-    for h in range(N):
-        for m in range(1, N):
-            if h != m:
-                doff[h, m] = len(dtab)
-                dtab.extend(D[h, m, :k[h], :k[m]].ravel())
-    return pt, doff, np.array(dtab), cptr, k, (arc, sib, gr, gs, D)
+    # the D table's layout as decode/joint.py builds it (candidate indices as tag ids)
+    cands = [[0]] + [list(range(c)) for c in k[1:]]
+    tt = TagTable.dense(cands, [np.zeros(len(c)) for c in cands], np.zeros((3, 3)), D)
+    return pt, tt.doff, tt.dtab, tt.ptr, k, (arc, sib, gr, gs, D)
 
 
 @pytest.mark.parametrize("grandparents", [False, True])
@@ -57,7 +52,7 @@ def test_relaxed_decoding_vs_brute_force(grandparents):
         n = 3 + trial % 2
         pt, doff, dtab, cptr, k, (arc, sib, gr, gs, D) = _dense_instance(rng, n, grandparents)
         single = bool(trial % 3 == 0)
-        mods, gpar, own, mtag = joint_relaxed(pt, doff, dtab, cptr, single)
+        mods, gpar, own, mtag = decode_z_tags(pt, doff, dtab, cptr, single)
         N = n + 1
         for h in range(N):
             best = -np.inf
@@ -139,7 +134,7 @@ def test_update_direction(tiny):
             blk = dtab[doff[h, m]:doff[h, m] + kh * km].reshape(kh, km)
             blk += 1.0
             blk[:, ex.gold[m]] -= 1.0
-        pred = joint_relaxed(parts, doff, dtab, ex.cptr, True)
+        pred = decode_z_tags(parts, doff, dtab, ex.cptr, True)
         mods, _, _, mtag = pred
         taken = np.nonzero(mods)
         if not (mtag[taken] != ex.gold[taken[1]]).any():

@@ -58,9 +58,7 @@ import time
 
 import numpy as np
 
-from ..decode.dual import COUNT_Z, COUNT_ZG
-from ..decode.joint import TagTable, joint_decompose
-from ..decode.mst import NoSpanningTreeError
+from ..decode.joint import decode_z_tags
 from ..decode.tags import best_each, viterbi
 from ..encoding.minilm import batch_word_vectors
 from ..errors import ConfigError
@@ -80,7 +78,7 @@ from .tagger import jackknife_taggers
 from .updates import feature_stats, update
 
 __all__ = ["JOINT_FOLDS", "JointExample", "JointTrainer", "check_joint_training",
-           "joint_examples", "joint_relaxed", "train_joint"]
+           "joint_examples", "train_joint"]
 
 log = logging.getLogger(__name__)
 
@@ -130,12 +128,6 @@ def check_joint_training(model: Model) -> None:
                                           "only: not with --dense-parts all")
 
 
-def _context_vectors(model, sentences):
-    """The encoder vectors of the contextual classes' layer of every sentence (None each
-    without classes)."""
-    return list(model.vocab.iter_context_vectors(sentences))
-
-
 def joint_examples(model: Model, sentences, folds: int = JOINT_FOLDS, seed: int = 0,
                    settings: JointSettings | None = None, progress=False,
                    only=None) -> list[JointExample]:
@@ -157,7 +149,7 @@ def joint_examples(model: Model, sentences, folds: int = JOINT_FOLDS, seed: int 
         tset["encoder_layer"] = int(tg0.encoder["layer"])
     t0 = time.perf_counter()
     sentences = list(sentences)
-    ctx = _context_vectors(model, sentences)
+    ctx = list(vocab.iter_context_vectors(sentences))  # None each without classes
     layer = tset.get("encoder_layer")
     if layer is None:
         tvec = None
@@ -218,57 +210,6 @@ def _example(parser, s, enc, cptr, cand) -> JointExample:
         ptr.append(len(ups))
     return JointExample(enc, heads, keep, fixed, np.array(ptr, dtype=np.int64),
                         np.array(ups, dtype=np.int64), np.array(gold, dtype=np.int64), added)
-
-
-def joint_relaxed(parts, doff, dtab, cptr, single_root):
-    """``argmax`` over Z with tags: every head automaton on its own chooses its modifiers, its
-    grandparent, its own tag and its modifiers' tags, under the part table ``parts`` and the
-    tag-dependent arc scores ``D`` (``doff`` / ``dtab``, :mod:`depparse.features.tag_arcs`).
-
-    This is the automata slave of :mod:`depparse.decode.joint` with zero multipliers (a single
-    iteration of :func:`~depparse.decode.joint.joint_decompose` at ``alpha = 0``, read from
-    the counts of its warm start: the automata's arcs ``counts[COUNT_Z]``, grandparents
-    ``counts[COUNT_ZG]`` and own tags ``tcounts[1]``; each modifier's tag is the kernel's
-    first best under the automaton's own tag; its tree and chain are not read: the chain is
-    given no scores).  ``tests/test_joint_training.py`` holds it to brute force per automaton.
-
-    Returns
-    -------
-    mods : (N, N) bool
-        ``mods[h, m]``: automaton ``h`` takes ``m``.
-    gpar : (N,) int64
-        The grandparent each automaton chose (``-1``: none).
-    own : (N,) int64
-        The candidate index of each automaton's own tag (0 for the root).
-    mtag : (N, N) int64
-        ``mtag[h, m]``: the candidate index automaton ``h`` gives its modifier ``m`` (``-1``
-        where not taken).
-    """
-    N = parts.arc.shape[0]
-    M = int(cptr[-1])
-    tags = TagTable(cptr, np.zeros(M, dtype=np.int64), np.zeros(M), np.zeros((2, 2)), doff,
-                    dtab)
-    r = joint_decompose(parts, tags, alpha=0.0, max_iter=1, single_root=single_root)
-    counts, tcounts = r.start.counts, r.start.tcounts
-    if tcounts[1].sum() != N - 1:  # the run stopped before counting: no analysis exists
-        raise NoSpanningTreeError("no analysis over Z under the kept arcs (joint training "
-                                  "keeps every gold arc: a bug)")
-    mods = counts[COUNT_Z] > 0.5
-    gpar = np.full(N, -1, dtype=np.int64)
-    if parts.grandparents:
-        g = counts[COUNT_ZG]
-        for h in range(1, N):
-            if g[:, h].max() > 0.5:
-                gpar[h] = int(np.argmax(g[:, h]))
-    own = np.zeros(N, dtype=np.int64)
-    for h in range(1, N):
-        own[h] = int(np.argmax(tcounts[1, cptr[h]:cptr[h + 1]]))
-    mtag = np.full((N, N), -1, dtype=np.int64)
-    for h, m in zip(*np.nonzero(mods), strict=True):
-        km = cptr[m + 1] - cptr[m]
-        o = doff[h, m] + (own[h] if h > 0 else 0) * km
-        mtag[h, m] = int(np.argmax(dtab[o:o + km]))  # the kernel's tie-break: first best
-    return mods, gpar, own, mtag
 
 
 def _arc_tag_features(arrays, mask, on, h, m, uh, um, buf):
@@ -335,7 +276,7 @@ class JointTrainer:
                 block = dtab[doff[h, m]:doff[h, m] + kh * km].reshape(kh, km)
                 block += self.loss_aug
                 block[:, gold[m]] -= self.loss_aug
-        pmods, ppar, own, mtag = joint_relaxed(parts, doff, dtab, cptr, self.single_root)
+        pmods, ppar, own, mtag = decode_z_tags(parts, doff, dtab, cptr, self.single_root)
         gmods = np.zeros_like(pmods)
         gmods[heads[1:], cols] = True
         gpar = heads
