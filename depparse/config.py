@@ -144,6 +144,13 @@ class ModelConfig(_Config):
                                    "log P(head | word) added to the part tables times S "
                                    "(depparse.features.network; training needs JAX); 0: none",
                                    lo=0.0, metavar="S")
+    learned_tag_weight: float = setting(2.0, "with --learned-scale: weight of the network's "
+                                        "log P(UPOS | word) added to the tagger's UPOS scores "
+                                        "(a product of the two experts; 0: the tagger alone)",
+                                        lo=0.0, metavar="W")
+    learned_label_weight: float = setting(8.0, "with --learned-scale: weight of the network's "
+                                          "log P(DEPREL | head, word) added to the labeler's "
+                                          "scores (0: the labeler alone)", lo=0.0, metavar="W")
     # the feature templates the weights belong to (FEATURE_SET of depparse.features.parts) and
     # the labeler's (LABELER_KIND of depparse.features.labels); files written before these
     # were recorded used feature set 1 and the per-arc labeler

@@ -186,7 +186,7 @@ def test_component_round_trip_and_scores():
 # -- the learned scores in the part tables, and the whole path ----------------------------
 
 TINY = dict(model="gs", learned_scale=1.0, learned_epochs=3, learned_hidden=8,
-            learned_layers=1, learned_joint=True, epochs=2, tagger=False, tokenizer=False,
+            learned_layers=1, learned_joint=True, epochs=2, tagger=True, tokenizer=False,
             labeler_epochs=1, bits=16, pruner_bits=14, labeler_bits=14, seed=3)
 
 
@@ -321,3 +321,120 @@ def test_joint_training_without_a_network_is_refused():
     with pytest.raises(ConfigError, match="learned_joint"):
         train(synthetic.sentences(5), None, progress=False, learned_joint=True,
               tagger=False, tokenizer=False)
+
+
+# -- the network's UPOS and DEPREL views in the tagger and the labeler --------------------
+
+def _log_softmax(s):
+    s = s - s.max(-1, keepdims=True)
+    return s - np.log(np.exp(s).sum(-1, keepdims=True))
+
+
+def test_network_outputs_kept_equal_those_of_one_sentence(tiny):
+    """The tag and label log-probabilities the parse path reads (kept for a batch of
+    sentences, or computed for one alone) are those of the module's maths, each row a
+    distribution."""
+    _, parser, dev = tiny
+    net, vocab = parser.learned, parser.model.vocab
+    encs = [vocab.encode(s) for s in dev[:6]]
+    for enc in encs:  # alone: nothing kept
+        r, _ = net.represent([net.item(enc)])
+        want = _log_softmax(tag_scores(np, net.params, r)[0])
+        np.testing.assert_allclose(net.tag_logprobs(enc), want, atol=1e-5)
+    net.remember(encs)
+    try:
+        for enc, s in zip(encs, dev[:6], strict=True):
+            r, _ = net.represent([net.item(enc)])
+            np.testing.assert_allclose(net.tag_logprobs(enc),
+                                       _log_softmax(tag_scores(np, net.params, r)[0]),
+                                       atol=1e-5)
+            heads = np.asarray(s.heads)
+            got = net.label_logprobs(enc, heads)
+            want = _log_softmax(label_scores(np, net.params, r, np.maximum(heads, 0)[None])[0])
+            np.testing.assert_allclose(got, want, atol=1e-5)
+            np.testing.assert_allclose(np.exp(got).sum(-1), 1.0, atol=1e-6)  # float32
+            assert net.cached(s.forms) is not None
+    finally:
+        net.forget()
+    assert net.cached(dev[0].forms) is None
+
+
+def test_labels_are_the_product_of_labeler_and_network(tiny):
+    """DEPREL = the labeler's best labelling of its scores + weight * log P(label | h, m):
+    weight 0 is the labeler alone, a weight that swamps the labeler's scores gives the
+    network's own best label of every arc."""
+    _, parser, dev = tiny
+    net, vocab, lab = parser.learned, parser.model.vocab, parser.labeler
+    assert parser.label_weight == parser.model.config.learned_label_weight > 0
+    old = parser.label_weight
+    differ = 0
+    try:
+        for s in dev:
+            enc = vocab.encode(s)
+            lp = net.label_logprobs(enc, s.heads)
+            parser.label_weight = 0.0
+            alone = parser._labels(enc, s.heads, s.n)
+            assert list(alone) == list(lab.label_strings(enc, s.heads))
+            parser.label_weight = old
+            assert list(parser._labels(enc, s.heads, s.n)) == list(
+                lab.label_strings(enc, s.heads, old * lp))
+            parser.label_weight = 1e6
+            swamped = parser._labels(enc, s.heads, s.n)
+            assert list(swamped[1:]) == [vocab.deprel.items[j] for j in lp[1:].argmax(-1)]
+            differ += sum(a != b for a, b in zip(alone[1:], swamped[1:], strict=True))
+    finally:
+        parser.label_weight = old
+    assert differ > 0  # the two experts disagree somewhere, so the test can tell them apart
+
+
+def test_upos_is_the_product_of_tagger_and_network(tiny):
+    """UPOS of untagged input = the tagger's Viterbi over its emissions + weight * log
+    P(UPOS | word) of the network: weight 0 is the tagger alone, a weight that swamps the
+    tagger gives the network's own best tag of every word; the batched parse path reads the
+    same scores as one sentence alone."""
+    from depparse.decode.tags import viterbi
+
+    _, parser, dev = tiny
+    tg, net, vocab = parser.tagger, parser.learned, parser.model.vocab
+    assert parser.tag_weight == parser.model.config.learned_tag_weight > 0
+    blank = [s.with_tags(upos=np.array(["_"] * (s.n + 1), dtype=object)) for s in dev]
+    old = parser.tag_weight
+    try:
+        parsed = parser.parse(blank)  # the file lacks UPOS: the tagger predicts it
+        for s, out in zip(blank, parsed, strict=True):
+            lp = net.tag_logprobs(vocab.encode(s))[:, parser._net_upos]
+            lat = tg.upos_lattice(s.forms, None, old * lp)
+            want = viterbi(lat.emit, lat.ptr, lat.ids, tg.tasks["upos"].trans)
+            assert list(out.upos[1:]) == [tg.upos[t] for t in want[1:]]
+        parser.tag_weight = 1e6
+        differ = 0
+        for s in blank:
+            lp = net.tag_logprobs(vocab.encode(s))
+            got = parser._tag_extra(s)
+            assert got.shape == (s.n + 1, len(tg.upos))
+            out, _ = parser.parse_one(s, tag_columns=("UPOS",))
+            assert list(out.upos[1:]) == [vocab.upos.items[j] for j in
+                                          parser._net_upos[got[1:].argmax(-1)]]
+            parser.tag_weight = 0.0
+            alone, _ = parser.parse_one(s, tag_columns=("UPOS",))
+            assert list(alone.upos) == list(tg.tag_forms(s.forms)[1])
+            differ += sum(a != b for a, b in zip(alone.upos[1:], out.upos[1:], strict=True))
+            parser.tag_weight = 1e6
+    finally:
+        parser.tag_weight = old
+    assert differ > 0
+
+
+def test_tagger_extra_scores_are_checked_and_added(tiny):
+    """Tagger.upos_lattice adds extra scores to the emissions of their classes and refuses
+    an array of the wrong shape."""
+    _, parser, dev = tiny
+    tg = parser.tagger
+    forms = dev[0].forms
+    base = tg.upos_lattice(forms)
+    extra = np.random.default_rng(0).standard_normal((len(forms), len(tg.upos)))
+    got = tg.upos_lattice(forms, None, extra)
+    word = np.repeat(np.arange(len(forms)), np.diff(base.ptr))
+    np.testing.assert_allclose(got.emit, base.emit + extra[word, base.ids])
+    with pytest.raises(ValueError, match="extra UPOS scores of shape"):
+        tg.upos_lattice(forms, None, extra[:, 1:])

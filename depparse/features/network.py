@@ -216,6 +216,12 @@ def label_scores(xp, p, r, heads):
     return xp.einsum("bmi,yij,bmj->bmy", ld, p["lab_U"], lh)
 
 
+def _log_softmax(s):
+    """NumPy log-softmax over the last axis."""
+    s = s - s.max(axis=-1, keepdims=True)
+    return s - np.log(np.exp(s).sum(axis=-1, keepdims=True))
+
+
 def tag_scores(xp, p, r):
     """UPOS scores (B, T, tags)."""
     return r @ p["tag_w"] + p["tag_b"]
@@ -316,7 +322,7 @@ class Network:
         """(N, N) float64 ``log P(h | m)`` of one encoded sentence (column ``m``)."""
         hit = self._cache.get(self._key(enc))
         if hit is not None:
-            return hit
+            return hit[0]
         r, batch = self.represent([self.item(enc)])
         s = arc_scores(np, self.params, r, batch["lengths"])
         return log_softmax_heads(np, s)[0].astype(np.float64)
@@ -324,16 +330,7 @@ class Network:
     def batch_logprobs(self, encs, batch=64) -> list:
         """:meth:`arc_logprobs` of many encoded sentences, ``batch`` of similar length per
         forward pass (each sentence's scores those it gets alone, to float32 round-off)."""
-        out = [None] * len(encs)
-        order = sorted(range(len(encs)), key=lambda i: (encs[i].n, i))
-        for a in range(0, len(order), batch):
-            idx = order[a:a + batch]
-            r, b = self.represent([self.item(encs[i]) for i in idx])
-            lp = log_softmax_heads(np, arc_scores(np, self.params, r, b["lengths"]))
-            for k, i in enumerate(idx):
-                N = encs[i].n + 1
-                out[i] = lp[k, :N, :N].astype(np.float64)
-        return out
+        return [o[0] for o in self.batch_outputs(encs, batch)]
 
     @staticmethod
     def _key(enc):
@@ -341,17 +338,67 @@ class Network:
         # frozen encoder's vectors, which are bit for bit those of the sentence alone)
         return tuple(enc.forms)
 
+    def batch_outputs(self, encs, batch=64) -> list:
+        """``(log P(h | m), log P(UPOS | word), r)`` of many encoded sentences, ``batch`` of
+        similar length per forward pass: the arc log-probabilities (N, N) of
+        :meth:`arc_logprobs`, the tag log-probabilities (N, tags) of :meth:`tag_logprobs`
+        and the representations r (N, 2H) that :meth:`label_logprobs` reads."""
+        out = [None] * len(encs)
+        order = sorted(range(len(encs)), key=lambda i: (encs[i].n, i))
+        for a in range(0, len(order), batch):
+            idx = order[a:a + batch]
+            r, b = self.represent([self.item(encs[i]) for i in idx])
+            lp = log_softmax_heads(np, arc_scores(np, self.params, r, b["lengths"]))
+            tp = _log_softmax(tag_scores(np, self.params, r))
+            for k, i in enumerate(idx):
+                N = encs[i].n + 1
+                out[i] = (lp[k, :N, :N].astype(np.float64), tp[k, :N].astype(np.float64),
+                          r[k, :N])
+        return out
+
     def remember(self, encs, logprobs=None) -> None:
-        """Keep ``log P(h | m)`` of these encoded sentences (computed here, many per forward
-        pass, when not given), for :meth:`arc_logprobs` to look up until :meth:`forget`:
-        a trainer's scores of its data, or a chunk of sentences about to be parsed."""
+        """Keep the network's outputs for these encoded sentences (:meth:`batch_outputs`,
+        many per forward pass), for :meth:`arc_logprobs`, :meth:`tag_logprobs` and
+        :meth:`label_logprobs` to look up until :meth:`forget`: a chunk of sentences about to
+        be parsed.  ``logprobs``: their arc log-probabilities alone, already computed (a
+        trainer's scores of its data)."""
         if logprobs is None:
-            logprobs = self.batch_logprobs(encs)
-        for e, lp in zip(encs, logprobs, strict=True):
-            self._cache[self._key(e)] = lp
+            outputs = self.batch_outputs(encs)
+        else:
+            outputs = [(lp, None, None) for lp in logprobs]
+        for e, o in zip(encs, outputs, strict=True):
+            self._cache[self._key(e)] = o
 
     def forget(self) -> None:
         self._cache.clear()
+
+    def cached(self, forms):
+        """The kept :meth:`batch_outputs` of the sentence of these forms (root first), or
+        None."""
+        hit = self._cache.get(tuple(forms))
+        return None if hit is None or hit[1] is None else hit
+
+    def _outputs(self, enc):
+        """The cached :meth:`batch_outputs` of a sentence, else computed for it alone (and
+        not kept)."""
+        hit = self._cache.get(self._key(enc))
+        if hit is None or hit[1] is None:
+            got = self.batch_outputs([enc])[0]
+            return got if hit is None else (hit[0],) + got[1:]
+        return hit
+
+    def tag_logprobs(self, enc) -> np.ndarray:
+        """(N, tags) float64 ``log P(UPOS | word)`` of one encoded sentence (tags: the ids of
+        the model's UPOS vocabulary; row 0, the root, unused)."""
+        return self._outputs(enc)[1]
+
+    def label_logprobs(self, enc, heads) -> np.ndarray:
+        """(N, labels) float64 ``log P(DEPREL | h, m)`` of the arcs ``heads[m] -> m`` of one
+        encoded sentence (labels: the ids of the model's DEPREL vocabulary; row 0 unused)."""
+        r = self._outputs(enc)[2]
+        h = np.maximum(np.asarray(heads, dtype=np.int64), 0)  # the root's -1
+        ls = label_scores(np, self.params, r[None], h[None])[0]
+        return _log_softmax(ls).astype(np.float64)
 
     def add_scores(self, enc, keep, arc) -> None:
         """``arc[h, m] += scale * log P(h | m)`` for the kept arcs."""
@@ -368,8 +415,7 @@ class Network:
 
     def tags(self, enc) -> np.ndarray:
         """(n,) the most likely UPOS id (the order of the training's tag list) of each word."""
-        r, _ = self.represent([self.item(enc)])
-        return tag_scores(np, self.params, r)[0, 1:].argmax(-1)
+        return self.tag_logprobs(enc)[1:].argmax(-1)
 
     # -- storage ---------------------------------------------------------------------------
     def to_component(self):

@@ -137,15 +137,22 @@ class Labeler:
         self.stats = np.zeros(3, dtype=np.int64)
         self.dense = dense
 
-    def label(self, enc, heads):
-        """Label ids for the arcs of ``heads`` (index 0 unused)."""
-        extra = None if self.dense is None else self.dense.scores(enc, heads)
+    def label(self, enc, heads, extra=None):
+        """Label ids for the arcs of ``heads`` (index 0 unused); ``extra`` (N, labels),
+        optional: scores added to each arc's labels (another model's view, such as the
+        learned network's weighted log-probabilities: the product of the two experts)."""
+        dense = None if self.dense is None else self.dense.scores(enc, heads)
+        if extra is None:
+            extra = dense
+        elif dense is not None:
+            extra = dense + extra
         return label_arcs(enc, heads, self.w, self.mask, self.nlabels, self.tables,
                           self.constraints, self.max_iter, self.stats, extra)
 
-    def label_strings(self, enc, heads):
-        """DEPREL strings for the arcs of ``heads`` (index 0 is ``""``)."""
-        ids = self.label(enc, heads)
+    def label_strings(self, enc, heads, extra=None):
+        """DEPREL strings for the arcs of ``heads`` (index 0 is ``""``; ``extra``: as in
+        :meth:`label`)."""
+        ids = self.label(enc, heads, extra)
         items = self.vocab.deprel.items
         out = np.empty(len(ids), dtype=object)
         out[0] = ""

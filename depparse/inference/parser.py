@@ -146,6 +146,17 @@ class Parser:
                                       model.config.dense_parts)
         self.learned = model_network(model.components.get("network"),
                                      model.config.learned_scale)
+        # the network's UPOS and DEPREL views, multiplied into the tagger's and the labeler's
+        # (products of experts; weights: ModelConfig.learned_tag_weight / _label_weight)
+        self.tag_weight = self.label_weight = 0.0
+        self._net_upos = None
+        if self.learned is not None:
+            self.label_weight = float(model.config.learned_label_weight)
+            if self.tagger is not None and model.config.learned_tag_weight:
+                self.tag_weight = float(model.config.learned_tag_weight)
+                # the tagger's UPOS classes as ids of the vocabulary the network predicts
+                self._net_upos = np.array([model.vocab.upos.get(c) for c in self.tagger.upos],
+                                          dtype=np.int64)
         self.joint = None  # JointSettings (set_joint): joint tagging and parsing
         pd = model.components.get("pruner_dense")
         self.pruner_dense = None if pd is None else DenseArcs.from_component(pd.meta, pd.arrays)
@@ -318,8 +329,10 @@ class Parser:
         if tag_columns:
             shared = self._shared_vectors(sentence, vectors)
             vectors = shared if vectors is None else vectors
+            extra = self._tag_extra(sentence, vectors)
             sentence = self.tagger.retag([sentence], None if shared is None else [shared],
-                                         [TAG_COLUMNS[c] for c in tag_columns])[0]
+                                         [TAG_COLUMNS[c] for c in tag_columns],
+                                         None if extra is None else [extra])[0]
         enc = self.model.vocab.encode(sentence, vectors)
         r = self.decode(enc, max_iter=max_iter, single_root=single_root, trace=trace,
                         time_limit=time_limit)
@@ -338,7 +351,7 @@ class Parser:
         vectors = shared if vectors is None else vectors
         cols = [TAG_COLUMNS[c] for c in tag_columns]
         forms = sentence.forms
-        lat = tg.upos_lattice(forms, shared)
+        lat = tg.upos_lattice(forms, shared, self._tag_extra(sentence, vectors))
         task = tg.tasks["upos"]
         best = (viterbi(lat.emit, lat.ptr, lat.ids, task.trans) if task.viterbi
                 else best_each(lat.emit, lat.ptr, lat.ids))
@@ -374,7 +387,22 @@ class Parser:
         """The DEPREL strings of a tree (``""`` everywhere when the model has no labeler)."""
         if self.labeler is None:
             return [""] * (n + 1)
-        return self.labeler.label_strings(enc, heads)
+        extra = None
+        if self.label_weight:
+            extra = self.label_weight * self.learned.label_logprobs(enc, heads)
+        return self.labeler.label_strings(enc, heads, extra)
+
+    def _tag_extra(self, sentence, vectors=None):
+        """The learned network's UPOS view of an untagged sentence, for the tagger:
+        ``tag_weight * log P(UPOS | word)`` (n + 1, U) in the order of the tagger's classes
+        (None when the model has no network or the weight is 0).  Read from the network's
+        kept outputs (:meth:`iter_parsed`), else computed for the sentence alone."""
+        if not self.tag_weight:
+            return None
+        got = self.learned.cached(sentence.forms)
+        lp = (got[1] if got is not None
+              else self.learned.tag_logprobs(self.model.vocab.encode(sentence, vectors)))
+        return self.tag_weight * lp[:, self._net_upos]
 
     def _parse_joint(self, sentence, tag_columns, vectors, max_iter, single_root, time_limit):
         """:meth:`parse_one` with joint tagging and parsing (:meth:`set_joint`): the tree and
@@ -537,7 +565,12 @@ class Parser:
         model's tagger (the sentences themselves when there is nothing to predict)."""
         if not columns:
             return list(sentences)
-        return self.tagger.retag(sentences, None, [TAG_COLUMNS[c] for c in columns])
+        sentences = list(sentences)
+        extras = None
+        if self.tag_weight:  # the network's UPOS view, many sentences per forward pass
+            outs = self.learned.batch_outputs([self.model.vocab.encode(s) for s in sentences])
+            extras = [self.tag_weight * o[1][:, self._net_upos] for o in outs]
+        return self.tagger.retag(sentences, None, [TAG_COLUMNS[c] for c in columns], extras)
 
     def trained_columns(self) -> tuple:
         """The tag columns the model was trained with (their vocabularies hold values other

@@ -339,7 +339,7 @@ class Tagger:
                              f"takes ({N - 1}, {self.dim})")
         return scaled_vectors(v, float(self.encoder["scale"]))
 
-    def tag_forms(self, forms, vectors=None):
+    def tag_forms(self, forms, vectors=None, extra=None):
         """Predicted ``(lemmas, upos, xpos, feats)`` of one sentence.
 
         Parameters
@@ -349,6 +349,10 @@ class Tagger:
         vectors : (n, D) array, optional
             The encoder's word vectors, when the caller has them already (the parser's
             contextual classes use the same layer); computed here otherwise.
+        extra : (n + 1, U) array, optional
+            Scores added to the UPOS scores (``U``: the tagger's UPOS classes, in the order
+            of :attr:`upos`; row 0 unused): another model's view of the tags, such as the
+            parser's learned network's weighted log-probabilities (:meth:`upos_lattice`).
 
         Returns
         -------
@@ -356,17 +360,21 @@ class Tagger:
             LEMMA, UPOS, XPOS, FEATS; index 0 as in :class:`~depparse.conllu.Sentence`
             (``"<ROOT>"``, FEATS ``""``).
         """
-        lat = self.upos_lattice(forms, vectors)
+        lat = self.upos_lattice(forms, vectors, extra)
         t = self.tasks["upos"]
         upos = (viterbi(lat.emit, lat.ptr, lat.ids, t.trans) if t.viterbi
                 else best_each(lat.emit, lat.ptr, lat.ids))
         return self.tag_given_upos(forms, lat, upos)
 
-    def upos_lattice(self, forms, vectors=None) -> UposLattice:
+    def upos_lattice(self, forms, vectors=None, extra=None) -> UposLattice:
         """The UPOS chain of one sentence (:class:`UposLattice`): every class is a candidate
-        of every word, scored by the tagger's first stage; :func:`~depparse.decode.tags.viterbi`
-        over it with the task's transitions is the tagger's UPOS (joint tagging and parsing
-        chooses among its best candidates instead, :mod:`depparse.decode.joint`)."""
+        of every word, scored by the tagger's first stage, plus ``extra[i, u]`` (optional,
+        (n + 1, U)) for class ``u`` of word ``i``; :func:`~depparse.decode.tags.viterbi` over
+        it with the task's transitions is the tagger's UPOS (joint tagging and parsing
+        chooses among its best candidates instead, :mod:`depparse.decode.joint`).
+
+        Adding a second model's log-probabilities to the emissions decodes the product of
+        the two experts (Hinton 2002) under the tagger's transitions."""
         N = len(forms)
         atoms = self.lexicon.sentence(forms)
         vec = self.vectors(forms, vectors)
@@ -374,8 +382,14 @@ class Tagger:
         bases, c1, _ = tag_bases(atoms, dummy, False)
         t = self.tasks["upos"]
         ptr, ids = t.candidates(N)
-        return UposLattice(atoms, vec, ptr, ids, t.scores(bases, c1, self.w, self.mask, vec,
-                                                          ptr, ids))
+        emit = t.scores(bases, c1, self.w, self.mask, vec, ptr, ids)
+        if extra is not None:
+            extra = np.asarray(extra, dtype=np.float64)
+            if extra.shape != (N, len(t.classes)):
+                raise ValueError(f"extra UPOS scores of shape {extra.shape} for {N} positions "
+                                 f"and {len(t.classes)} classes")
+            emit += extra[np.repeat(np.arange(N), np.diff(ptr)), ids]
+        return UposLattice(atoms, vec, ptr, ids, emit)
 
     def tag_given_upos(self, forms, lat, upos):
         """``(lemmas, upos, xpos, feats)`` of :meth:`tag_forms` for the UPOS ids ``upos``
@@ -432,14 +446,16 @@ class Tagger:
                     lemmas[i] = made[c]
         return lemmas
 
-    def tag(self, sentences, vectors=None) -> list[tuple]:
+    def tag(self, sentences, vectors=None, extras=None) -> list[tuple]:
         """:meth:`tag_forms` of every sentence (``vectors``: one (n, D) array per sentence,
-        optional)."""
+        optional; ``extras``: one ``extra`` UPOS score array per sentence, optional)."""
         with one_blas_thread():
-            return [self.tag_forms(s.forms, None if vectors is None else vectors[k])
+            return [self.tag_forms(s.forms, None if vectors is None else vectors[k],
+                                   None if extras is None else extras[k])
                     for k, s in enumerate(sentences)]
 
-    def retag(self, sentences, vectors=None, columns=("lemmas", "upos", "xpos", "feats")):
+    def retag(self, sentences, vectors=None, columns=("lemmas", "upos", "xpos", "feats"),
+              extras=None):
         """Copies of the sentences carrying the predicted columns (:meth:`Sentence.with_tags`).
 
         Parameters
@@ -449,13 +465,16 @@ class Tagger:
         columns : sequence of str
             Which of ``lemmas``, ``upos``, ``xpos``, ``feats`` to replace (the others keep
             the input's values).
+        extras : list of (n + 1, U) arrays, optional
+            Scores added to each sentence's UPOS scores (:meth:`tag_forms`).
 
         Returns
         -------
         list of Sentence
         """
         out = []
-        for s, (lem, up, xp, fe) in zip(sentences, self.tag(sentences, vectors), strict=True):
+        for s, (lem, up, xp, fe) in zip(sentences, self.tag(sentences, vectors, extras),
+                                        strict=True):
             got = {"lemmas": lem, "upos": up, "xpos": xp, "feats": fe}
             out.append(s.with_tags(**{c: got[c] for c in columns}))
         return out
