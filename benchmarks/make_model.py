@@ -54,7 +54,10 @@ a BiLSTM over the words' own embeddings, a character CNN and the same layer-3 ve
 biaffine arc scorer (Dozat and Manning 2017), trained on the treebank before the sparse
 weights; its `scale * log P(head | word)` enters the part tables beside the sparse scores, so
 dual decomposition, the certificates and branch and bound work on the sum unchanged
-(`depparse/features/network.py`; parsing runs it in NumPy, training in JAX).
+(`depparse/features/network.py`; parsing runs it in NumPy, training in JAX).  The same
+forward pass gives the network's views of each word's UPOS and each arc's DEPREL, which are
+multiplied into the tagger's and the labeler's (their log-probabilities added to those
+models' scores: products of experts).
 
 - **Training data**: UD English-EWT (`en_ewt-ud-train.conllu`, {train_sents} sentences,
   {train_words} words; source: {source}). Licence of the data: **CC BY-SA 4.0**; the model
@@ -129,7 +132,9 @@ FEATURES_LEARNED = (
     "encoder of the English model is English-only), with a biaffine arc scorer (Dozat and "
     "Manning 2017); its `scale * log P(head | word)` is added to every kept arc, so dual "
     "decomposition, the certificates and branch and bound work on the sum unchanged "
-    "(`depparse/features/network.py`).")
+    "(`depparse/features/network.py`).  The same forward pass gives the network's views of "
+    "each word's UPOS and each arc's DEPREL, which are multiplied into the tagger's and the "
+    "labeler's (their log-probabilities added to those models' scores: products of experts).")
 SPARSE_NOTE = (
     "`depparse train`'s defaults (the parser and labeler learn from the gold tags; 8-bit "
     "weights, as the English model); nothing was tuned on this treebank: jackknifed tags "
@@ -204,7 +209,8 @@ Per-epoch dev scores during training (dev with {dev_tags} tags):
 #: What changed since the previous shipped model (the card's version table).
 CHANGES = ("a learned network's arc scores (BiLSTM over words, characters and MiniLM layer 3; "
            "biaffine arcs; scale 1) beside the sparse ones in every part table; the rest as in "
-           "version 5")
+           "version 5; since commit 8c68c81 (the file unchanged) parsed with the network's UPOS "
+           "and DEPREL views multiplied into the tagger's and the labeler's")
 
 
 def main(argv=None):
@@ -313,7 +319,10 @@ def main(argv=None):
         settings_text += (f"; a learned network's arc scores (scale {c.learned_scale:g}: "
                           f"{t['learned_layers']} BiLSTM layers of {t['learned_hidden']} units "
                           f"per direction, {t['learned_epochs']} epochs of Adam at "
-                          f"{t['learned_lr']:g}, dropout {t['learned_dropout']:g})")
+                          f"{t['learned_lr']:g}, dropout {t['learned_dropout']:g}); its "
+                          f"log P(UPOS | word) added to the tagger's UPOS scores times "
+                          f"{c.learned_tag_weight:g}, its log P(DEPREL | head, word) to the "
+                          f"labeler's times {c.learned_label_weight:g}")
     src = (corpora_dir() / code / "SOURCE")
     common = dict(
         train_sents=len(tr), train_words=sum(s.n for s in tr),
