@@ -40,7 +40,8 @@ from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
 from ..errors import EncoderError
 
 __all__ = ["ENCODER_NAME", "MiniLM", "WEIGHTS_SHA256", "batch_layer_vectors",
-           "batch_word_vectors", "find_encoder", "get_encoder", "iter_word_vectors",
+           "batch_word_vectors", "find_encoder", "get_encoder", "iter_word_vector_passes",
+           "iter_word_vectors",
            "layer_vectors", "one_blas_thread", "word_vectors"]
 
 ENCODER_NAME = "all-MiniLM-L6-v2"
@@ -359,18 +360,23 @@ class MiniLM:
         return self._iter(sentences, layers, max_rows)
 
     def _iter(self, sentences, layers, max_rows):
+        for got in self._passes(sentences, layers, max_rows):
+            yield from got
+
+    def _passes(self, sentences, layers, max_rows):
+        """:meth:`iter_layer_vectors` a forward pass at a time: a list per pass."""
         todo, rows = [], 0
         for forms in sentences:
             forms = list(forms)
             ids, owner = self.piece_ids(forms)
             need = len(ids) + 2 * -(-len(ids) // MAX_PIECES)
             if todo and rows + need > max_rows:
-                yield from self._pass(todo, layers)
+                yield self._pass(todo, layers)
                 todo, rows = [], 0
             todo.append((len(forms), ids, owner))
             rows += need
         if todo:
-            yield from self._pass(todo, layers)
+            yield self._pass(todo, layers)
 
     def _pass(self, todo, layers) -> list[list[np.ndarray]]:
         """One forward pass over the windows of the sentences ``todo`` ((words, piece ids,
@@ -440,6 +446,15 @@ def iter_word_vectors(layers: int, sentences, max_rows: int = MAX_ROWS):
     pass (about ``max_rows`` pieces) at a time."""
     return (v[0] for v in get_encoder(layers).iter_layer_vectors(sentences, (layers,),
                                                                  max_rows))
+
+
+def iter_word_vector_passes(layers: int, sentences, max_rows: int = MAX_ROWS):
+    """:func:`iter_word_vectors` a forward pass at a time: yields, per pass, the list of its
+    sentences' vectors (for work that is cheaper done for many sentences at once)."""
+    enc = get_encoder(layers)
+    if not 1 <= layers <= enc.layers:
+        raise ValueError(f"layers {layers}: this encoder computes 1-{enc.layers}")
+    return ([v[0] for v in got] for got in enc._passes(sentences, (layers,), max_rows))
 
 
 def batch_layer_vectors(layers, sentences, max_rows: int = MAX_ROWS) -> list[list[np.ndarray]]:

@@ -24,7 +24,7 @@ import numpy as np
 
 from .context import ContextClasses
 from .ids import ROOT, SPECIALS, UNK, cluster_code
-from .minilm import iter_word_vectors, layer_vectors, word_vectors
+from .minilm import iter_word_vector_passes, layer_vectors, word_vectors
 
 __all__ = ["AFFIX", "Encoded", "Vocab", "Vocabularies"]
 
@@ -188,10 +188,17 @@ class Vocabularies:
         their words' encoder vectors of the contextual classes' layer, computed lazily for
         many sentences per forward pass (:func:`~depparse.encoding.minilm.iter_word_vectors`;
         each sentence's vectors are bit for bit those it gets alone, so the classes are the
-        same); None for each sentence of a model without contextual classes."""
+        same, assigned a pass at a time, :meth:`ContextClasses.assign`); None for each
+        sentence of a model without contextual classes."""
         if self.context is None:
             return (None for _ in sentences)
-        return iter_word_vectors(self.context.layer, (s.forms[1:] for s in sentences))
+        return self._iter_context_vectors(sentences)
+
+    def _iter_context_vectors(self, sentences):
+        for got in iter_word_vector_passes(self.context.layer,
+                                           (s.forms[1:] for s in sentences)):
+            self.context.assign(got)  # each pass's classes in one product (for encode)
+            yield from got
 
     def _vectors(self, forms, vectors):
         """``(kept, classes')``: the words' vectors of :attr:`vector_layer` and of the
