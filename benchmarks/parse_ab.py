@@ -79,7 +79,9 @@ def run(checkout, setting, args, out=None):
         cmd += ["--model", args.model]
     if out:
         cmd += ["--out", str(out)]
-    env = dict(os.environ, PYTHONPATH="")
+    from depparse.paths import corpora_dir  # this checkout's: the same treebank for both
+
+    env = dict(os.environ, PYTHONPATH="", DEPPARSE_CORPORA=str(corpora_dir().resolve()))
     got = subprocess.run(cmd, cwd=checkout, env=env, capture_output=True, text=True)
     if got.returncode:
         sys.exit(f"{checkout}: the worker failed:\n{got.stderr[-3000:]}")
