@@ -20,7 +20,9 @@ from depparse.features.network import (
     init_params,
     label_scores,
     log_softmax_heads,
+    numpy_arc_scores,
     numpy_forward,
+    numpy_forward_packed,
     numpy_scan,
     tag_scores,
 )
@@ -88,19 +90,24 @@ def test_numpy_forward_is_forward_on_the_real_positions():
         batch = encode_batch(_items(5, lengths), SPEC, index, T)
         want = forward(np, numpy_scan, p, batch, SPEC)
         got = numpy_forward(p, batch, SPEC)
+        s_want = arc_scores(np, p, want, batch["lengths"])
+        x, at = numpy_forward_packed(p, batch, SPEC)
+        s_got = numpy_arc_scores(p, x, at, batch["words"].shape, batch["lengths"])
         for b, N in enumerate(batch["lengths"]):
             # to float32 round-off: at these tiny sizes BLAS products take a small-matrix
             # path whose rows may depend on the number of rows (below: bit for bit)
             np.testing.assert_allclose(got[b, :N], want[b, :N], rtol=0, atol=1e-6)
             assert not got[b, N:].any()
+            np.testing.assert_allclose(s_got[b, :N, :N], s_want[b, :N, :N], rtol=0, atol=1e-5)
 
 
 def test_numpy_forward_bit_for_bit_at_the_shipped_sizes():
-    """At the shipped model's sizes the packed pass gives the very bits of the padded one (the
-    parser's outputs do not change with it): every product either keeps its shape or is one
-    whose rows OpenBLAS's sgemm computes alike whatever their number (numpy_forward's note)."""
+    """At the shipped model's sizes the packed pass and its arc scores give the very bits of
+    the padded ones (the parser's outputs do not change with them): every product either
+    keeps its shape or is one whose rows OpenBLAS's sgemm computes alike whatever their
+    number (numpy_forward's note)."""
     spec = NetworkSpec(words=50, chars=20, labels=5, tags=4, vec_dim=384, word_dim=100,
-                       char_dim=32, char_filters=100, hidden=128, layers=2, arc_dim=16,
+                       char_dim=32, char_filters=100, hidden=128, layers=2, arc_dim=256,
                        label_dim=8, max_chars=16)
     rng = np.random.default_rng(7)
     p = {k: (v + 0.1 * rng.standard_normal(v.shape)).astype(np.float32)
@@ -116,8 +123,12 @@ def test_numpy_forward_bit_for_bit_at_the_shipped_sizes():
         batch = encode_batch(batch_items, spec, index)
         want = forward(np, numpy_scan, p, batch, spec)
         got = numpy_forward(p, batch, spec)
+        s_want = arc_scores(np, p, want, batch["lengths"])
+        x, at = numpy_forward_packed(p, batch, spec)
+        s_got = numpy_arc_scores(p, x, at, batch["words"].shape, batch["lengths"])
         for b, N in enumerate(batch["lengths"]):
             np.testing.assert_array_equal(got[b, :N], want[b, :N])
+            np.testing.assert_array_equal(s_got[b, :N, :N], s_want[b, :N, :N])
 
 
 @needs_jax

@@ -48,7 +48,8 @@ from ..errors import ModelError, check_component
 
 __all__ = ["FORMAT", "Network", "NetworkSpec", "VERSION", "arc_scores", "char_ids",
            "encode_batch", "forward", "init_params", "label_scores", "log_softmax_heads",
-           "model_network", "numpy_forward", "numpy_scan", "tag_scores"]
+           "model_network", "numpy_arc_scores", "numpy_forward", "numpy_forward_packed",
+           "numpy_scan", "tag_scores"]
 
 FORMAT = "depparse-network"
 VERSION = 1
@@ -219,6 +220,15 @@ def numpy_forward(p, batch, spec: NetworkSpec):
     the vectors' projection (``T x 384 x 100``) is therefore computed on the padded rows, as
     :func:`forward` does, and the character convolution keeps its per-word shape.
     ``tests/test_network.py`` holds the two equal bit for bit at the shipped sizes."""
+    x, (bi, pi) = numpy_forward_packed(p, batch, spec)
+    r = np.zeros(batch["words"].shape + (x.shape[1],), dtype=np.float32)
+    r[bi, pi] = x
+    return r
+
+
+def numpy_forward_packed(p, batch, spec: NetworkSpec):
+    """:func:`numpy_forward`'s representations of the real positions only: ``(x, (b, i))``,
+    ``x`` (R, 2H) the rows of the positions ``(b[k], i[k])``, sentence by sentence."""
     lengths = np.asarray(batch["lengths"])
     B, T = batch["words"].shape
     H = spec.hidden
@@ -244,9 +254,7 @@ def numpy_forward(p, batch, spec: NetworkSpec):
         xw[1, rp, rk] = x @ wb[:size] + p[f"lstm{layer}b_b"]
         hs = _bilstm_packed(xw, np.stack([wf[size:], wb[size:]]), active, H)
         x = np.concatenate([hs[0, pi, rk], hs[1, rp, rk]], axis=-1)
-    r = np.zeros((B, T, 2 * H), dtype=np.float32)
-    r[bi, pi] = x
-    return r
+    return x, (bi, pi)
 
 
 def _bilstm_packed(xw, wh, active, H):
@@ -286,6 +294,28 @@ def arc_scores(xp, p, r, lengths):
     pos = xp.arange(T)
     ok = (pos[None, :] < lengths[:, None])[:, :, None] & (pos[:, None] != pos[None, :])[None]
     return xp.where(ok, s, NEG)
+
+
+def numpy_arc_scores(p, x, at, shape, lengths):
+    """:func:`arc_scores` of :func:`numpy_forward_packed`'s ``(x, at)`` for a batch of
+    ``shape`` (B, T): the same (B, T, T) on the real positions (bit for bit: the head and
+    dependent projections and ``U`` are products over 256 columns, whose rows OpenBLAS
+    computes alike whatever their number, :func:`numpy_forward`), computed for the real
+    positions only (a third of the padded batch's rows); the bilinear products of each
+    sentence keep :func:`arc_scores`' padded shapes."""
+    bi, pi = at
+    hd = _leaky(np, x @ p["arc_head_w"] + p["arc_head_b"])
+    dp = _leaky(np, x @ p["arc_dep_w"] + p["arc_dep_b"])
+    hu = hd @ p["arc_U"]
+    pad = np.zeros((3,) + tuple(shape) + (hd.shape[1],), dtype=np.float32)
+    pad[0][bi, pi] = hd
+    pad[1][bi, pi] = dp
+    pad[2][bi, pi] = hu
+    s = pad[2] @ np.transpose(pad[1], (0, 2, 1)) + (pad[0] @ p["arc_u"])[:, :, None]
+    T = shape[1]
+    pos = np.arange(T)
+    ok = (pos[None, :] < lengths[:, None])[:, :, None] & (pos[:, None] != pos[None, :])[None]
+    return np.where(ok, s, NEG)
 
 
 def log_softmax_heads(xp, s):
@@ -417,8 +447,10 @@ class Network:
         order = sorted(range(len(encs)), key=lambda i: (encs[i].n, i))
         for a in range(0, len(order), batch):
             idx = order[a:a + batch]
-            r, b = self.represent([self.item(encs[i]) for i in idx])
-            lp = log_softmax_heads(np, arc_scores(np, self.params, r, b["lengths"]))
+            b = encode_batch([self.item(encs[i]) for i in idx], self.spec, self.char_index)
+            x, at = numpy_forward_packed(self.params, b, self.spec)
+            s = numpy_arc_scores(self.params, x, at, b["words"].shape, b["lengths"])
+            lp = log_softmax_heads(np, s)
             for k, i in enumerate(idx):
                 N = encs[i].n + 1
                 out[i] = lp[k, :N, :N].astype(np.float64)
