@@ -403,10 +403,18 @@ class MiniLM:
         with one_blas_thread():
             xs = self._forward([windows[j] for j in order], keep=layers)
         count = np.bincount(dst, minlength=words)[:, None]
+        # each word's pieces summed in their order, as np.add.at sums them (bit for bit), a
+        # rank at a time: the first piece of every word, then the second of those with two...
+        # (dst is non-decreasing: a word's pieces are consecutive)
+        first = np.flatnonzero(np.r_[True, dst[1:] != dst[:-1]])
+        rank = np.arange(len(dst)) - np.repeat(first, np.diff(np.r_[first, len(dst)]))
+        by_rank = [np.flatnonzero(rank == r) for r in range(int(rank.max(initial=-1)) + 1)]
         pooled = []
         for x in xs:
+            x = x[src]
             out = np.zeros((words, self.dim), dtype=np.float32)
-            np.add.at(out, dst, x[src])
+            for rows in by_rank:
+                out[dst[rows]] += x[rows]
             out /= count
             pooled.append(np.split(out, bounds))
         return [[p[k] for p in pooled] for k in range(len(todo))]
