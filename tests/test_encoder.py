@@ -75,6 +75,41 @@ def test_context_classes_codes_and_json_round_trip():
     assert back.layer == 2 and np.array_equal(back.codes(vectors=v), codes)
 
 
+def test_context_classes_assigned_many_at_once_are_those_of_each_sentence():
+    """ContextClasses.assign (one product over many sentences, looked up by codes) gives each
+    sentence the classes codes gives it alone: near ties (the best two centroids within
+    TIE_GAP) are assigned again alone; a look-up never outlives its array; a pickled copy
+    (a --jobs worker's) starts without look-ups."""
+    import pickle
+
+    rng = np.random.default_rng(4)
+    cc = ContextClasses.train(rng.normal(size=(300, 12)).astype(np.float32), layer=2, k=20,
+                              k_coarse=4, seed=0)
+    sents = [rng.normal(size=(n, 12)).astype(np.float32) for n in (1, 5, 0, 17, 2)]
+    tie = (cc.centroids[3] + cc.centroids[7]) / 2  # equally near two centroids
+    sents.append(np.stack([tie, -tie, cc.centroids[5]]).astype(np.float32))
+    alone = [cc.codes(vectors=v) for v in sents]
+    calls = []
+    real = ContextClasses._codes
+    ContextClasses._codes = lambda self, v: calls.append(len(v)) or real(self, v)
+    try:
+        cc.assign(sents)
+        assert calls == [3]  # the sentence with the tie only
+        calls.clear()
+        for v, want in zip(sents, alone, strict=True):
+            assert np.array_equal(cc.codes(vectors=v), want)
+        assert calls == [0]  # the empty sentence (nothing to look up)
+        assert len(cc._memo) == 5
+        fresh = sents[1].copy()  # equal values, another array: assigned, not looked up
+        assert np.array_equal(cc.codes(vectors=fresh), alone[1]) and calls == [0, 5]
+        copy = pickle.loads(pickle.dumps(cc))
+        assert copy._memo == {} and np.array_equal(copy.codes(vectors=sents[3]), alone[3])
+        del sents, fresh, v
+        assert cc._memo == {}  # freed arrays leave no look-up behind
+    finally:
+        ContextClasses._codes = real
+
+
 def test_context_templates_only_add_features():
     """Without classes the arc features are those of feature set 2; with them, a superset."""
 

@@ -20,6 +20,9 @@ from depparse.features.network import (
     init_params,
     label_scores,
     log_softmax_heads,
+    numpy_arc_scores,
+    numpy_forward,
+    numpy_forward_packed,
     numpy_scan,
     tag_scores,
 )
@@ -51,8 +54,8 @@ def _params(seed=0):
     return {k: (v + 0.3 * rng.standard_normal(v.shape)).astype(np.float32) for k, v in p.items()}
 
 
-def _numpy_outputs(p, batch, heads):
-    r = forward(np, numpy_scan, p, batch, SPEC)
+def _numpy_outputs(p, batch, heads, packed=False):
+    r = numpy_forward(p, batch, SPEC) if packed else forward(np, numpy_scan, p, batch, SPEC)
     return (log_softmax_heads(np, arc_scores(np, p, r, batch["lengths"])),
             label_scores(np, p, r, heads), tag_scores(np, p, r))
 
@@ -75,6 +78,59 @@ def test_padding_and_batching_do_not_change_a_sentence():
         np.testing.assert_allclose(ls[b, :N], ls1[0], atol=2e-5)
 
 
+def test_numpy_forward_is_forward_on_the_real_positions():
+    """The parser's forward pass (packed, both directions in one scan, the real positions
+    only) against the shared definition run with NumPy: equal on every real position, zero
+    beyond; batches of one sentence, of a one-word sentence, of equal lengths, padded wider
+    than needed."""
+    p = _params(4)
+    index = {c: i + 3 for i, c in enumerate("abcdeéxyz")}
+    for lengths, T in (((4, 7, 2), None), ((5,), None), ((1, 6), 9), ((3, 3, 3), None),
+                       ((1,), None)):
+        batch = encode_batch(_items(5, lengths), SPEC, index, T)
+        want = forward(np, numpy_scan, p, batch, SPEC)
+        got = numpy_forward(p, batch, SPEC)
+        s_want = arc_scores(np, p, want, batch["lengths"])
+        x, at = numpy_forward_packed(p, batch, SPEC)
+        s_got = numpy_arc_scores(p, x, at, batch["words"].shape, batch["lengths"])
+        for b, N in enumerate(batch["lengths"]):
+            # to float32 round-off: at these tiny sizes BLAS products take a small-matrix
+            # path whose rows may depend on the number of rows (below: bit for bit)
+            np.testing.assert_allclose(got[b, :N], want[b, :N], rtol=0, atol=1e-6)
+            assert not got[b, N:].any()
+            np.testing.assert_allclose(s_got[b, :N, :N], s_want[b, :N, :N], rtol=0, atol=1e-5)
+
+
+def test_numpy_forward_bit_for_bit_at_the_shipped_sizes():
+    """At the shipped model's sizes the packed pass and its arc scores give the very bits of
+    the padded ones (the parser's outputs do not change with them): every product either
+    keeps its shape or is one whose rows OpenBLAS's sgemm computes alike whatever their
+    number (numpy_forward's note)."""
+    spec = NetworkSpec(words=50, chars=20, labels=5, tags=4, vec_dim=384, word_dim=100,
+                       char_dim=32, char_filters=100, hidden=128, layers=2, arc_dim=256,
+                       label_dim=8, max_chars=16)
+    rng = np.random.default_rng(7)
+    p = {k: (v + 0.1 * rng.standard_normal(v.shape)).astype(np.float32)
+         for k, v in init_params(spec, 7).items()}
+    index = {c: i + 3 for i, c in enumerate("abcdeéxyz")}
+    items = []
+    for n in (1, 3, 9, 9, 20, 25, 4, 2, 30, 12, 17, 6, 1, 15, 16, 40):
+        forms = ["<root>"] + ["".join(rng.choice(list("abcdeéxyz"), rng.integers(1, 20)))
+                              for _ in range(n)]
+        items.append((np.concatenate([[1], rng.integers(2, 50, n)]), forms,
+                      rng.standard_normal((n, 384)).astype(np.float32)))
+    for batch_items in (items, items[:2], items[5:6], items[-4:], items[1:8]):
+        batch = encode_batch(batch_items, spec, index)
+        want = forward(np, numpy_scan, p, batch, spec)
+        got = numpy_forward(p, batch, spec)
+        s_want = arc_scores(np, p, want, batch["lengths"])
+        x, at = numpy_forward_packed(p, batch, spec)
+        s_got = numpy_arc_scores(p, x, at, batch["words"].shape, batch["lengths"])
+        for b, N in enumerate(batch["lengths"]):
+            np.testing.assert_array_equal(got[b, :N], want[b, :N])
+            np.testing.assert_array_equal(s_got[b, :N, :N], s_want[b, :N, :N])
+
+
 @needs_jax
 def test_numpy_and_jax_forward_agree():
     """One definition of the maths, two array modules: equal to float32 round-off."""
@@ -86,14 +142,19 @@ def test_numpy_and_jax_forward_agree():
     batch = encode_batch(_items(1), SPEC, index, T=9)
     heads = np.random.default_rng(0).integers(0, 3, (3, 9))
     want = _numpy_outputs(p, batch, heads)
+    packed = _numpy_outputs(p, batch, heads, packed=True)
     jp = {k: jnp.asarray(v) for k, v in p.items()}
     jb = {k: jnp.asarray(v) for k, v in batch.items()}
     r = forward(jnp, jax.lax.scan, jp, jb, SPEC)
     got = (log_softmax_heads(jnp, arc_scores(jnp, jp, r, jb["lengths"])),
            label_scores(jnp, jp, r, jnp.asarray(heads)), tag_scores(jnp, jp, r))
-    for a, b in zip(want, got, strict=True):
+    for name, a, a2, b in zip(("arcs", "labels", "tags"), want, packed, got, strict=True):
         ok = np.asarray(a) > -1e8  # the impossible arcs are -1e9 - logsumexp in both
         np.testing.assert_allclose(np.asarray(b)[ok], np.asarray(a)[ok], rtol=1e-5, atol=1e-5)
+        for k, N in enumerate(batch["lengths"]):  # the parser's pass, on the real positions
+            real = np.s_[k, :N, :N] if name == "arcs" else np.s_[k, :N]
+            np.testing.assert_allclose(np.asarray(b)[real][ok[real]], a2[real][ok[real]],
+                                       rtol=1e-5, atol=1e-5)
 
 
 def _gold(items, seed=0):

@@ -40,7 +40,8 @@ from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
 from ..errors import EncoderError
 
 __all__ = ["ENCODER_NAME", "MiniLM", "WEIGHTS_SHA256", "batch_layer_vectors",
-           "batch_word_vectors", "find_encoder", "get_encoder", "iter_word_vectors",
+           "batch_word_vectors", "find_encoder", "get_encoder", "iter_word_vector_passes",
+           "iter_word_vectors",
            "layer_vectors", "one_blas_thread", "word_vectors"]
 
 ENCODER_NAME = "all-MiniLM-L6-v2"
@@ -359,18 +360,23 @@ class MiniLM:
         return self._iter(sentences, layers, max_rows)
 
     def _iter(self, sentences, layers, max_rows):
+        for got in self._passes(sentences, layers, max_rows):
+            yield from got
+
+    def _passes(self, sentences, layers, max_rows):
+        """:meth:`iter_layer_vectors` a forward pass at a time: a list per pass."""
         todo, rows = [], 0
         for forms in sentences:
             forms = list(forms)
             ids, owner = self.piece_ids(forms)
             need = len(ids) + 2 * -(-len(ids) // MAX_PIECES)
             if todo and rows + need > max_rows:
-                yield from self._pass(todo, layers)
+                yield self._pass(todo, layers)
                 todo, rows = [], 0
             todo.append((len(forms), ids, owner))
             rows += need
         if todo:
-            yield from self._pass(todo, layers)
+            yield self._pass(todo, layers)
 
     def _pass(self, todo, layers) -> list[list[np.ndarray]]:
         """One forward pass over the windows of the sentences ``todo`` ((words, piece ids,
@@ -397,10 +403,18 @@ class MiniLM:
         with one_blas_thread():
             xs = self._forward([windows[j] for j in order], keep=layers)
         count = np.bincount(dst, minlength=words)[:, None]
+        # each word's pieces summed in their order, as np.add.at sums them (bit for bit), a
+        # rank at a time: the first piece of every word, then the second of those with two...
+        # (dst is non-decreasing: a word's pieces are consecutive)
+        first = np.flatnonzero(np.r_[True, dst[1:] != dst[:-1]])
+        rank = np.arange(len(dst)) - np.repeat(first, np.diff(np.r_[first, len(dst)]))
+        by_rank = [np.flatnonzero(rank == r) for r in range(int(rank.max(initial=-1)) + 1)]
         pooled = []
         for x in xs:
+            x = x[src]
             out = np.zeros((words, self.dim), dtype=np.float32)
-            np.add.at(out, dst, x[src])
+            for rows in by_rank:
+                out[dst[rows]] += x[rows]
             out /= count
             pooled.append(np.split(out, bounds))
         return [[p[k] for p in pooled] for k in range(len(todo))]
@@ -440,6 +454,15 @@ def iter_word_vectors(layers: int, sentences, max_rows: int = MAX_ROWS):
     pass (about ``max_rows`` pieces) at a time."""
     return (v[0] for v in get_encoder(layers).iter_layer_vectors(sentences, (layers,),
                                                                  max_rows))
+
+
+def iter_word_vector_passes(layers: int, sentences, max_rows: int = MAX_ROWS):
+    """:func:`iter_word_vectors` a forward pass at a time: yields, per pass, the list of its
+    sentences' vectors (for work that is cheaper done for many sentences at once)."""
+    enc = get_encoder(layers)
+    if not 1 <= layers <= enc.layers:
+        raise ValueError(f"layers {layers}: this encoder computes 1-{enc.layers}")
+    return ([v[0] for v in got] for got in enc._passes(sentences, (layers,), max_rows))
 
 
 def batch_layer_vectors(layers, sentences, max_rows: int = MAX_ROWS) -> list[list[np.ndarray]]:

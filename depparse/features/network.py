@@ -27,7 +27,9 @@ candidate heads of ``m`` (all words and the root), for every kept arc
 The functions take the array module ``xp`` (NumPy here; ``jax.numpy`` in
 :mod:`depparse.learn.network`, which trains the network) and a ``scan`` for the recurrence
 (:func:`numpy_scan` here, ``jax.lax.scan`` there): one definition of the maths, whose two
-runs a test holds equal to float32 round-off.  Parsing needs NumPy only.
+runs a test holds equal to float32 round-off.  Parsing needs NumPy only, and runs the same
+operations without the padding's work (:func:`numpy_forward`; a test holds it bit for bit
+equal to :func:`forward` with NumPy at the shipped model's sizes).
 
 The index convention is the package's: ``scores[h, m]``, root 0; a batch has ``T`` positions
 per sentence (root included), padded at the end, ``lengths`` the true ``n + 1``.
@@ -46,7 +48,8 @@ from ..errors import ModelError, check_component
 
 __all__ = ["FORMAT", "Network", "NetworkSpec", "VERSION", "arc_scores", "char_ids",
            "encode_batch", "forward", "init_params", "label_scores", "log_softmax_heads",
-           "model_network", "numpy_scan", "tag_scores"]
+           "model_network", "numpy_arc_scores", "numpy_forward", "numpy_forward_packed",
+           "numpy_scan", "tag_scores"]
 
 FORMAT = "depparse-network"
 VERSION = 1
@@ -157,26 +160,34 @@ def _lstm(xp, scan, w, b, x, H):
     return xp.transpose(hs, (1, 0, 2))
 
 
+def _inputs(xp, p, words, chars, projected, drop):
+    """The BiLSTM's input ``x_i = [e_word ; charCNN ; P z]`` (module docstring) of positions of
+    any leading shape ``S``: ``words`` S int, ``chars`` S + (C,) int, ``projected`` S + (D,),
+    the projected vectors ``P z`` (None for a network without vectors); returns
+    S + (input_dim,)."""
+    parts = [drop(p["word"][words], 0)]
+    e = p["char"][chars]  # S + (C, e)
+    z = xp.zeros(e.shape[:-2] + (1, e.shape[-1]), dtype=e.dtype)
+    pad = xp.concatenate([z, e, z], axis=-2)
+    win = xp.concatenate([pad[..., :-2, :], pad[..., 1:-1, :], pad[..., 2:, :]], axis=-1)
+    conv = xp.tanh(win @ p["conv_w"] + p["conv_b"])
+    conv = xp.where((chars > 0)[..., None], conv, -1.0)  # tanh >= -1: padding never wins
+    parts.append(drop(conv.max(axis=-2), 1))
+    if projected is not None:
+        parts.append(drop(projected, 2))
+    return xp.concatenate(parts, axis=-1)
+
+
 def forward(xp, scan, p, batch, spec: NetworkSpec, drop=None):
     """The words' representations ``r`` (B, T, 2H) of a batch (:func:`encode_batch`).
 
-    ``drop(x, k)``: dropout on the ``k``-th dropped tensor (training only; None: none)."""
+    ``drop(x, k)``: dropout on the ``k``-th dropped tensor (training only; None: none).
+    :func:`numpy_forward` is the same maths for parsing, without the padding's work."""
     if drop is None:
         def drop(x, k):
             return x
-    words, chars = batch["words"], batch["chars"]
-    parts = [drop(p["word"][words], 0)]
-    e = p["char"][chars]  # (B, T, C, e)
-    B, T, C, E = e.shape
-    z = xp.zeros((B, T, 1, E), dtype=e.dtype)
-    pad = xp.concatenate([z, e, z], axis=2)
-    win = xp.concatenate([pad[:, :, :-2], pad[:, :, 1:-1], pad[:, :, 2:]], axis=3)
-    conv = xp.tanh(win @ p["conv_w"] + p["conv_b"])
-    conv = xp.where((chars > 0)[..., None], conv, -1.0)  # tanh >= -1: padding never wins
-    parts.append(drop(conv.max(axis=2), 1))
-    if spec.vec_dim:
-        parts.append(drop(batch["vectors"] @ p["vec_w"], 2))
-    x = xp.concatenate(parts, axis=-1)
+    projected = batch["vectors"] @ p["vec_w"] if spec.vec_dim else None
+    x = _inputs(xp, p, batch["words"], batch["chars"], projected, drop)
     rev = batch["rev"][..., None]
     for layer in range(spec.layers):
         fwd = _lstm(xp, scan, p[f"lstm{layer}f_w"], p[f"lstm{layer}f_b"], x, spec.hidden)
@@ -185,6 +196,92 @@ def forward(xp, scan, p, batch, spec: NetworkSpec, drop=None):
         x = drop(xp.concatenate([fwd, xp.take_along_axis(bwd, rev, axis=1)], axis=-1),
                  3 + layer)
     return x
+
+
+def numpy_forward(p, batch, spec: NetworkSpec):
+    """:func:`forward` in NumPy without dropout, computing only the sentences' own positions:
+    the same ``r`` (B, T, 2H) on every position ``< lengths`` (zero beyond), by the same
+    floating-point operations on each value.
+
+    What it saves, for parsing: a padded batch of the parser's consecutive sentences is about
+    a third real words (en_ewt test, 32 per batch).  The inputs and the LSTMs' input products
+    are computed for the real positions only; the recurrence is packed (the sentences ordered
+    by length, longest first, so that step ``t`` updates the first ``k_t`` rows, those longer
+    than ``t``: PyTorch's ``PackedSequence``), and both directions of a layer run in one scan,
+    one stacked product ``(2, k, H) @ (2, H, 4H)`` per step and the gates' nonlinearities on
+    all four gates at once.  On the shipped model's batches it takes about a third of
+    :func:`forward`'s time.
+
+    The values are :func:`forward`'s bit for bit where each row of a matrix product is the
+    same whatever the number of rows.  With OpenBLAS's ``sgemm`` (0.3.31) that holds for the
+    LSTMs' products (over ``4H = 512`` columns: measured for every number of rows from 2),
+    not for a one-row product (a matrix-vector product: at least ``min(2, B)`` rows are
+    kept, as the padded batch had) nor for small products (``M N K <= 1e6``, another kernel):
+    the vectors' projection (``T x 384 x 100``) is therefore computed on the padded rows, as
+    :func:`forward` does, and the character convolution keeps its per-word shape.
+    ``tests/test_network.py`` holds the two equal bit for bit at the shipped sizes."""
+    x, (bi, pi) = numpy_forward_packed(p, batch, spec)
+    r = np.zeros(batch["words"].shape + (x.shape[1],), dtype=np.float32)
+    r[bi, pi] = x
+    return r
+
+
+def numpy_forward_packed(p, batch, spec: NetworkSpec):
+    """:func:`numpy_forward`'s representations of the real positions only: ``(x, (b, i))``,
+    ``x`` (R, 2H) the rows of the positions ``(b[k], i[k])``, sentence by sentence."""
+    lengths = np.asarray(batch["lengths"])
+    B, T = batch["words"].shape
+    H = spec.hidden
+    mask = np.arange(T)[None, :] < lengths[:, None]
+    bi, pi = np.nonzero(mask)  # the real positions, sentence by sentence
+    order = np.argsort(-lengths, kind="stable")  # longest first
+    rank = np.empty(B, dtype=np.int64)
+    rank[order] = np.arange(B)
+    rk = rank[bi]
+    rp = lengths[bi] - 1 - pi  # the backward direction's step of each position
+    active = (lengths[None, :] > np.arange(T)[:, None]).sum(1)  # k_t
+    # a one-row product is a matrix-vector product, another BLAS path (docstring)
+    active = np.maximum(active, min(2, B))
+    # the vectors' projection on the padded rows, as forward computes it (docstring)
+    projected = batch["vectors"] @ p["vec_w"] if spec.vec_dim else None
+    x = _inputs(np, p, batch["words"][bi, pi], batch["chars"][bi, pi],
+                None if projected is None else projected[bi, pi], lambda a, k: a)
+    for layer in range(spec.layers):
+        xw = np.zeros((2, T, B, 4 * H), dtype=np.float32)  # time-major, longest first
+        size = x.shape[1]
+        wf, wb = p[f"lstm{layer}f_w"], p[f"lstm{layer}b_w"]
+        xw[0, pi, rk] = x @ wf[:size] + p[f"lstm{layer}f_b"]
+        xw[1, rp, rk] = x @ wb[:size] + p[f"lstm{layer}b_b"]
+        hs = _bilstm_packed(xw, np.stack([wf[size:], wb[size:]]), active, H)
+        x = np.concatenate([hs[0, pi, rk], hs[1, rp, rk]], axis=-1)
+    return x, (bi, pi)
+
+
+def _bilstm_packed(xw, wh, active, H):
+    """The recurrence of both directions of an LSTM layer (:func:`_lstm`'s cell, the same
+    operations): ``xw`` (2, T, B, 4H) the inputs' shares, time-major, sentences longest
+    first; ``wh`` (2, H, 4H); ``active[t]`` the rows updated at step ``t``.  Returns the
+    hidden states (2, T, B, H) (rows beyond a sentence's length undefined)."""
+    _, T, B, _ = xw.shape
+    h = np.zeros((2, B, H), dtype=np.float32)
+    c = np.zeros((2, B, H), dtype=np.float32)
+    hs = np.empty((2, T, B, H), dtype=np.float32)
+    for t in range(T):
+        k = active[t]
+        z = xw[:, t, :k]
+        z += h[:, :k] @ wh
+        s = 0.5 * z  # _sigmoid of every gate (g's unused)
+        np.tanh(s, out=s)
+        s += 1.0
+        s *= 0.5
+        ck = c[:, :k]
+        ck *= s[..., H:2 * H]
+        ck += s[..., :H] * np.tanh(z[..., 2 * H:3 * H])
+        hk = s[..., 3 * H:]
+        hk *= np.tanh(ck)
+        h[:, :k] = hk
+        hs[:, t, :k] = hk
+    return hs
 
 
 def arc_scores(xp, p, r, lengths):
@@ -197,6 +294,28 @@ def arc_scores(xp, p, r, lengths):
     pos = xp.arange(T)
     ok = (pos[None, :] < lengths[:, None])[:, :, None] & (pos[:, None] != pos[None, :])[None]
     return xp.where(ok, s, NEG)
+
+
+def numpy_arc_scores(p, x, at, shape, lengths):
+    """:func:`arc_scores` of :func:`numpy_forward_packed`'s ``(x, at)`` for a batch of
+    ``shape`` (B, T): the same (B, T, T) on the real positions (bit for bit: the head and
+    dependent projections and ``U`` are products over 256 columns, whose rows OpenBLAS
+    computes alike whatever their number, :func:`numpy_forward`), computed for the real
+    positions only (a third of the padded batch's rows); the bilinear products of each
+    sentence keep :func:`arc_scores`' padded shapes."""
+    bi, pi = at
+    hd = _leaky(np, x @ p["arc_head_w"] + p["arc_head_b"])
+    dp = _leaky(np, x @ p["arc_dep_w"] + p["arc_dep_b"])
+    hu = hd @ p["arc_U"]
+    pad = np.zeros((3,) + tuple(shape) + (hd.shape[1],), dtype=np.float32)
+    pad[0][bi, pi] = hd
+    pad[1][bi, pi] = dp
+    pad[2][bi, pi] = hu
+    s = pad[2] @ np.transpose(pad[1], (0, 2, 1)) + (pad[0] @ p["arc_u"])[:, :, None]
+    T = shape[1]
+    pos = np.arange(T)
+    ok = (pos[None, :] < lengths[:, None])[:, :, None] & (pos[:, None] != pos[None, :])[None]
+    return np.where(ok, s, NEG)
 
 
 def log_softmax_heads(xp, s):
@@ -316,7 +435,7 @@ class Network:
     def represent(self, items):
         """``(r, batch)``: the representations of a list of :meth:`item` s."""
         batch = encode_batch(items, self.spec, self.char_index)
-        return forward(np, numpy_scan, self.params, batch, self.spec), batch
+        return numpy_forward(self.params, batch, self.spec), batch
 
     def arc_logprobs(self, enc) -> np.ndarray:
         """(N, N) float64 ``log P(h | m)`` of one encoded sentence (column ``m``)."""
@@ -347,13 +466,17 @@ class Network:
         order = sorted(range(len(encs)), key=lambda i: (encs[i].n, i))
         for a in range(0, len(order), batch):
             idx = order[a:a + batch]
-            r, b = self.represent([self.item(encs[i]) for i in idx])
-            lp = log_softmax_heads(np, arc_scores(np, self.params, r, b["lengths"]))
-            tp = _log_softmax(tag_scores(np, self.params, r))
+            b = encode_batch([self.item(encs[i]) for i in idx], self.spec, self.char_index)
+            x, at = numpy_forward_packed(self.params, b, self.spec)
+            s = numpy_arc_scores(self.params, x, at, b["words"].shape, b["lengths"])
+            lp = log_softmax_heads(np, s)
+            tp = _log_softmax(tag_scores(np, self.params, x))  # the real positions' rows
+            start = 0  # x holds the rows of the real positions sentence by sentence
             for k, i in enumerate(idx):
                 N = encs[i].n + 1
-                out[i] = (lp[k, :N, :N].astype(np.float64), tp[k, :N].astype(np.float64),
-                          r[k, :N])
+                out[i] = (lp[k, :N, :N].astype(np.float64),
+                          tp[start:start + N].astype(np.float64), x[start:start + N])
+                start += N
         return out
 
     def remember(self, encs, logprobs=None) -> None:
