@@ -499,3 +499,23 @@ def test_tagger_extra_scores_are_checked_and_added(tiny):
     np.testing.assert_allclose(got.emit, base.emit + extra[word, base.ids])
     with pytest.raises(ValueError, match="extra UPOS scores of shape"):
         tg.upos_lattice(forms, None, extra[:, 1:])
+
+
+def test_numpy_label_scores_equal_the_shared_definition():
+    """numpy_label_scores (the parse path's one-sentence label scores, the bilinear form as
+    one matrix product) equals label_scores, the definition JAX trains, to float32
+    round-off, for any heads."""
+    from depparse.features.network import numpy_label_scores
+
+    p = _params(7)
+    items = _items(7, lengths=(5, 9))
+    batch = encode_batch(items, SPEC, {c: i + 3 for i, c in enumerate("abcdeéxyz")})
+    r = forward(np, numpy_scan, p, batch, SPEC)
+    rng = np.random.default_rng(3)
+    for b, (w, _, _) in enumerate(items):
+        N = len(w)
+        heads = rng.integers(0, N, N)
+        want = label_scores(np, p, r[b:b + 1, :N], heads[None])[0]
+        got = numpy_label_scores(p, r[b, :N], heads)
+        assert got.shape == (N, SPEC.labels)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
