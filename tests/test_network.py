@@ -78,6 +78,16 @@ def test_padding_and_batching_do_not_change_a_sentence():
         np.testing.assert_allclose(ls[b, :N], ls1[0], atol=2e-5)
 
 
+def _padded_and_packed(p, batch, spec):
+    """``(forward, numpy_forward, arc_scores of forward, numpy_arc_scores of the packed
+    pass)`` of a batch: the padded definition and the parse path's two fast versions."""
+    want = forward(np, numpy_scan, p, batch, spec)
+    got = numpy_forward(p, batch, spec)
+    x, at = numpy_forward_packed(p, batch, spec)
+    return (want, got, arc_scores(np, p, want, batch["lengths"]),
+            numpy_arc_scores(p, x, at, batch["words"].shape, batch["lengths"]))
+
+
 def test_numpy_forward_is_forward_on_the_real_positions():
     """The parser's forward pass (packed, both directions in one scan, the real positions
     only) against the shared definition run with NumPy: equal on every real position, zero
@@ -88,11 +98,7 @@ def test_numpy_forward_is_forward_on_the_real_positions():
     for lengths, T in (((4, 7, 2), None), ((5,), None), ((1, 6), 9), ((3, 3, 3), None),
                        ((1,), None)):
         batch = encode_batch(_items(5, lengths), SPEC, index, T)
-        want = forward(np, numpy_scan, p, batch, SPEC)
-        got = numpy_forward(p, batch, SPEC)
-        s_want = arc_scores(np, p, want, batch["lengths"])
-        x, at = numpy_forward_packed(p, batch, SPEC)
-        s_got = numpy_arc_scores(p, x, at, batch["words"].shape, batch["lengths"])
+        want, got, s_want, s_got = _padded_and_packed(p, batch, SPEC)
         for b, N in enumerate(batch["lengths"]):
             # to float32 round-off: at these tiny sizes BLAS products take a small-matrix
             # path whose rows may depend on the number of rows (below: bit for bit)
@@ -121,11 +127,7 @@ def test_numpy_forward_bit_for_bit_at_the_shipped_sizes():
                       rng.standard_normal((n, 384)).astype(np.float32)))
     for batch_items in (items, items[:2], items[5:6], items[-4:], items[1:8]):
         batch = encode_batch(batch_items, spec, index)
-        want = forward(np, numpy_scan, p, batch, spec)
-        got = numpy_forward(p, batch, spec)
-        s_want = arc_scores(np, p, want, batch["lengths"])
-        x, at = numpy_forward_packed(p, batch, spec)
-        s_got = numpy_arc_scores(p, x, at, batch["words"].shape, batch["lengths"])
+        want, got, s_want, s_got = _padded_and_packed(p, batch, spec)
         for b, N in enumerate(batch["lengths"]):
             np.testing.assert_array_equal(got[b, :N], want[b, :N])
             np.testing.assert_array_equal(s_got[b, :N, :N], s_want[b, :N, :N])

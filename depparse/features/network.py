@@ -434,7 +434,9 @@ class Network:
         self.std = None if std is None else np.asarray(std, dtype=np.float32)
         self.scale = float(scale)
         self._cache: dict = {}
-        self._lab_U2 = None  # numpy_label_scores' layout of lab_U, made on first use
+        L, B1, _ = self.params["lab_U"].shape  # numpy_label_scores' layout of lab_U
+        self._lab_U2 = np.ascontiguousarray(
+            self.params["lab_U"].transpose(1, 0, 2).reshape(B1, L * B1))
 
     def standardise(self, vectors):
         """(n, V) float32: ``(v - mean) / std`` (None for a network without vectors)."""
@@ -541,10 +543,6 @@ class Network:
         encoded sentence (labels: the ids of the model's DEPREL vocabulary; row 0 unused)."""
         r = self._outputs(enc)[2]
         h = np.maximum(np.asarray(heads, dtype=np.int64), 0)  # the root's -1
-        if self._lab_U2 is None:
-            L, B1, _ = self.params["lab_U"].shape
-            self._lab_U2 = np.ascontiguousarray(
-                self.params["lab_U"].transpose(1, 0, 2).reshape(B1, L * B1))
         ls = numpy_label_scores(self.params, r, h, self._lab_U2)
         return _log_softmax(ls).astype(np.float64)
 
