@@ -268,6 +268,9 @@ class TrainConfig(_Config):
                                   "steps in the same pass)")
     learned_lr: float = setting(2e-3, "with --learned-scale: Adam's learning rate", lo=0.0,
                                 open_lo=True, cli=())
+    learned_joint_lr: float = setting(2e-3, "with --learned-joint: Adam's learning rate of the "
+                                      "network's hinge steps in the parser's epochs", lo=0.0,
+                                      open_lo=True, cli=())
     learned_dropout: float = setting(0.33, "with --learned-scale: dropout of the network's "
                                      "inputs and BiLSTM outputs", lo=0.0, hi=0.9, cli=())
     template_budget: int = setting(0, "structured sparsity (Martins et al. 2011): choose at "

@@ -415,7 +415,7 @@ class JointTraining:
                                       "over")
         if t is None:
             tr = trainer.training
-            t = NetworkTrainer(net, lr=tr.learned_lr, dropout=tr.learned_dropout,
+            t = NetworkTrainer(net, lr=tr.learned_joint_lr, dropout=tr.learned_dropout,
                                seed=tr.seed)
             t.epoch = trainer.epoch
         self.nt = t
