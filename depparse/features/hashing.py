@@ -23,7 +23,7 @@ import numpy as np
 from ..encoding.ids import BOS, CLUSTER_SHIFT, EOS
 
 __all__ = ["CFINE", "CSHIFT", "RECORD", "TID_SHIFT", "ctx", "dist_bucket", "dot", "mix", "emit",
-           "emit_pair", "split_recorded", "tags_between", "template"]
+           "emit_hashed", "emit_pair", "split_recorded", "tags_between", "template"]
 
 #: The fine class of a contextual class code is ``code & CFINE``, the coarse ``code >> CSHIFT``
 #: (:func:`depparse.encoding.ids.cluster_code`).
@@ -96,6 +96,18 @@ def emit_pair(buf, k, on, tid, atoms, att1, att2, mask):
     buf[k] = _index(hv, att1, mask, tid, on)
     buf[k + 1] = _index(hv, att2, mask, tid, on)
     return k + 2
+
+
+@nb.njit(cache=True, inline="always")
+def emit_hashed(buf, k, on, tid, hv, att, mask):
+    """:func:`emit` for a feature whose atoms are already folded into ``hv``
+    (``template(tid, a0)`` and :func:`mix` of every further atom, in order): the same index,
+    for kernels that hash the atoms shared by many parts once (a prefix) and finish each
+    part from there."""
+    if on[tid] == 0:
+        return k
+    buf[k] = _index(hv, att, mask, tid, on)
+    return k + 1
 
 
 def split_recorded(idx):

@@ -46,8 +46,11 @@ from .hashing import (
     dist_bucket,
     dot,
     emit,
+    emit_hashed,
     emit_pair,
+    mix,
     tags_between,
+    template,
 )
 
 __all__ = ["ALL_TEMPLATES", "ARC", "SIB", "GRAND", "GSIB", "HB", "FAMILY_NAMES", "FEATURE_SET",
@@ -354,27 +357,68 @@ def grand_features(g, h, m, form, upos, xpos, cluster, feat_ptr, feat_ids, mask,
     return k
 
 
-@nb.njit(cache=True)
-def gsib_features(g, h, s, m, d, form, upos, mask, on, buf):
-    """UPOS-level features of the grand-sibling part ``(g, h, s, m)`` (START/END as -1)."""
-    a = np.uint64(256 + (2 if h > g else 0) + d)
+@nb.njit(cache=True, inline="always")
+def _gsib_head(g, h, form, upos):
+    """The hash states of the grand-sibling templates after their atoms of ``g`` and ``h``
+    (in the order of :func:`_gsib_emit`): shared by every sibling pair of the automaton."""
     gp = upos[g]
     hp = upos[h]
+    return (mix(template(T.GSIB_GP_HP_SP_MP, gp), hp),
+            template(T.GSIB_GP_SP_MP, gp),
+            mix(template(T.GSIB_GW_HP_SP_MP, form[g]), hp),
+            template(T.GSIB_GP_SP_MW, gp),
+            template(T.GSIB_GP_SW_MP, gp),
+            mix(template(T.GSIB_GP_HP_SW_MW, gp), hp),
+            mix(template(T.GSIB_GP_HP_SP_MP_DIST_SM, gp), hp))
+
+
+@nb.njit(cache=True, inline="always")
+def _gsib_sibling(P, s, form, upos):
+    """The states of :func:`_gsib_head` with the atom of the previous sibling ``s`` (START
+    as -1) folded in: shared by every next sibling ``m``."""
     sp = START if s < 0 else upos[s]
-    mp = END if m < 0 else upos[m]
-    k = 0
-    k = emit(buf, k, on, T.GSIB_GP_HP_SP_MP, (gp, hp, sp, mp), a, mask)
-    k = emit(buf, k, on, T.GSIB_GP_SP_MP, (gp, sp, mp), a, mask)
-    k = emit(buf, k, on, T.GSIB_GW_HP_SP_MP, (form[g], hp, sp, mp), a, mask)
     sw = START if s < 0 else form[s]
+    return (mix(P[0], sp), mix(P[1], sp), mix(P[2], sp), mix(P[3], sp), mix(P[4], sw),
+            mix(P[5], sw), mix(P[6], sp))
+
+
+@nb.njit(cache=True, inline="always")
+def _gsib_emit(Q, s, m, a, form, upos, mask, on, buf):
+    """Finish the grand-sibling features from the states ``Q`` of :func:`_gsib_sibling`
+    with the atoms of ``m`` (END as -1); write their indices into ``buf``, return the count."""
+    mp = END if m < 0 else upos[m]
     mw = END if m < 0 else form[m]
-    k = emit(buf, k, on, T.GSIB_GP_SP_MW, (gp, sp, mw), a, mask)
-    k = emit(buf, k, on, T.GSIB_GP_SW_MP, (gp, sw, mp), a, mask)
-    k = emit(buf, k, on, T.GSIB_GP_HP_SW_MW, (gp, hp, sw, mw), a, mask)
+    k = 0
+    k = emit_hashed(buf, k, on, T.GSIB_GP_HP_SP_MP, mix(Q[0], mp), a, mask)
+    k = emit_hashed(buf, k, on, T.GSIB_GP_SP_MP, mix(Q[1], mp), a, mask)
+    k = emit_hashed(buf, k, on, T.GSIB_GW_HP_SP_MP, mix(Q[2], mp), a, mask)
+    k = emit_hashed(buf, k, on, T.GSIB_GP_SP_MW, mix(Q[3], mw), a, mask)
+    k = emit_hashed(buf, k, on, T.GSIB_GP_SW_MP, mix(Q[4], mp), a, mask)
+    k = emit_hashed(buf, k, on, T.GSIB_GP_HP_SW_MW, mix(Q[5], mw), a, mask)
     if s >= 0 and m >= 0:
-        k = emit(buf, k, on, T.GSIB_GP_HP_SP_MP_DIST_SM, (gp, hp, sp, mp, dist_bucket(abs(m - s))),
-                a, mask)
+        k = emit_hashed(buf, k, on, T.GSIB_GP_HP_SP_MP_DIST_SM,
+                        mix(mix(Q[6], mp), dist_bucket(abs(m - s))), a, mask)
     return k
+
+
+@nb.njit(cache=True, inline="always")
+def _gsib_att(g, h, d):
+    """The conjunction of the grand-sibling features: both directions."""
+    return np.uint64(256 + (2 if h > g else 0) + d)
+
+
+@nb.njit(cache=True)
+def gsib_features(g, h, s, m, d, form, upos, mask, on, buf):
+    """UPOS-level features of the grand-sibling part ``(g, h, s, m)`` (START/END as -1):
+    ``(gp, hp, sp, mp)``, ``(gp, sp, mp)``, ``(gw, hp, sp, mp)``, ``(gp, sp, mw)``,
+    ``(gp, sw, mp)``, ``(gp, hp, sw, mw)`` and ``(gp, hp, sp, mp, dist(s, m))``.
+
+    Hashed in three steps (:func:`_gsib_head`, :func:`_gsib_sibling`, :func:`_gsib_emit`),
+    the atoms of ``g`` and ``h`` first: :func:`fill_scores` hashes each step once per
+    automaton and per previous sibling rather than once per part (a third of the mixing).
+    """
+    Q = _gsib_sibling(_gsib_head(g, h, form, upos), s, form, upos)
+    return _gsib_emit(Q, s, m, _gsib_att(g, h, d), form, upos, mask, on, buf)
 
 
 @nb.njit(cache=True)
@@ -443,22 +487,27 @@ def fill_scores(words, weights, order, keep, parts):
             for gi in range(parts.gp_len[h]):
                 g = parts.gp[parts.gp_off[h] + gi]
                 o = parts.tab_off[parts.gp_off[h] + gi, d]
-                if order == 2 and g >= 0:
+                grand = order == 2 and g >= 0
+                if grand:
                     for q in range(L):
                         k = grand_features(g, h, cand[c0 + q], form, upos, words.xpos, cluster,
                                            words.feat_ptr, words.feat_ids, mask, on, buf)
                         G[q] = dot(w, buf, k)
                     G[L] = 0.0
+                # the grand-sibling hashes of (g, h), then of (g, h, s), once (gsib_features)
+                P = _gsib_head(max(g, 0), h, form, upos)
+                a = _gsib_att(g, h, d)
                 for p in range(W1):
                     s = -1 if p == 0 else cand[c0 + p - 1]
+                    Q = _gsib_sibling(P, s, form, upos)
                     for q in range(W1):
                         if q < p:
                             tab[o + p * W1 + q] = -np.inf
                             continue
                         v = S[p, q]
-                        if order == 2 and g >= 0:
+                        if grand:
                             m = -1 if q == L else cand[c0 + q]
-                            k = gsib_features(g, h, s, m, d, form, upos, mask, on, buf)
+                            k = _gsib_emit(Q, s, m, a, form, upos, mask, on, buf)
                             v += G[q] + dot(w, buf, k)
                         tab[o + p * W1 + q] = v
 
