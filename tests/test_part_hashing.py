@@ -8,17 +8,23 @@ import pytest
 from test_learning import HAND, _mix, _tmpl
 
 from depparse.conllu import read_sentence
-from depparse.encoding.ids import END, START
+from depparse.encoding.ids import BOS, END, EOS, START
 from depparse.encoding.vocab import Vocabularies
 from depparse.features import templates as T
+from depparse.features.hashing import CFINE, CSHIFT, RECORD, TID_SHIFT
 from depparse.features.parts import (
     ALL_TEMPLATES,
+    MAX_FEATS,
+    MAX_MORPH,
+    Weights,
     WordArrays,
     all_arcs,
+    arc_features,
     build_parts,
     grand_features,
     gsib_features,
     parser_templates,
+    score_arcs,
     sib_features,
     template_switches,
 )
@@ -139,3 +145,197 @@ def test_part_tables_equal_part_by_part_scores(enc, order, pruned):
     assert not np.isnan(want).any()
     assert np.array_equal(got, want)  # bit for bit, -inf included
     assert len(parser_templates(("GSIB",))) == 7  # the twin's template list is complete
+
+
+# ---------------------------------------------------------------------------------------
+# arcs: the head's atoms hashed once per head (score_arcs), the rest per arc
+
+
+def _ctx(tags, i):
+    return BOS if i < 0 else EOS if i >= len(tags) else tags[i]
+
+
+def _between(upos, h, m):
+    """The distinct UPOS strictly between h and m in order of first occurrence, with counts
+    (tags told apart modulo 64, as the kernel does)."""
+    lo, hi = min(h, m), max(h, m)
+    seen, out = set(), []
+    for b in range(lo + 1, hi):
+        if upos[b] % 64 not in seen:
+            seen.add(upos[b] % 64)
+            out.append((upos[b], sum(upos[b2] == upos[b] for b2 in range(b, hi))))
+    return out
+
+
+def _one(out, on, tid, atoms, att, mask):
+    if on[tid]:
+        v = _mix(_tmpl(tid, *atoms), att) & mask
+        out.append(v | (tid << TID_SHIFT) if on[tid] == RECORD else v)
+
+
+def _pair(out, on, tid, atoms, a1, a2, mask):
+    _one(out, on, tid, atoms, a1, mask)
+    _one(out, on, tid, atoms, a2, mask)
+
+
+def _arc_twin(h, m, form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr, feat_ids,
+              mask, on):
+    """The feature indices of arc ``h -> m``: the kernel as it was before it hashed the
+    head's atoms once per head, in plain Python (one emission per template, hashed in full)."""
+    d = 1 if m > h else 0
+    dist = abs(m - h)
+    a1 = int(1 + d)  # direction
+    a2 = int(16 + d * 32 + _dist(dist))  # direction and distance
+    hw = form[h]
+    hp = upos[h]
+    hl = lemma[h]
+    mw = form[m]
+    mp = upos[m]
+    ml = lemma[m]
+    out = []
+    _pair(out, on, T.ARC_BIAS, (0,), a1, a2, mask)  # bias
+    _pair(out, on, T.ARC_HW_HP, (hw, hp), a1, a2, mask)
+    _pair(out, on, T.ARC_HW, (hw,), a1, a2, mask)
+    _pair(out, on, T.ARC_HP, (hp,), a1, a2, mask)
+    _pair(out, on, T.ARC_MW_MP, (mw, mp), a1, a2, mask)
+    _pair(out, on, T.ARC_MW, (mw,), a1, a2, mask)
+    _pair(out, on, T.ARC_MP, (mp,), a1, a2, mask)
+    _pair(out, on, T.ARC_HW_HP_MW_MP, (hw, hp, mw, mp), a1, a2, mask)
+    _pair(out, on, T.ARC_HP_MW_MP, (hp, mw, mp), a1, a2, mask)
+    _pair(out, on, T.ARC_HW_MW_MP, (hw, mw, mp), a1, a2, mask)
+    _pair(out, on, T.ARC_HW_HP_MP, (hw, hp, mp), a1, a2, mask)
+    _pair(out, on, T.ARC_HW_HP_MW, (hw, hp, mw), a1, a2, mask)
+    _pair(out, on, T.ARC_HW_MW, (hw, mw), a1, a2, mask)
+    _pair(out, on, T.ARC_HP_MP, (hp, mp), a1, a2, mask)
+    # lemmas
+    _pair(out, on, T.ARC_HL_ML, (hl, ml), a1, a2, mask)
+    _pair(out, on, T.ARC_HL_MP, (hl, mp), a1, a2, mask)
+    _pair(out, on, T.ARC_HP_ML, (hp, ml), a1, a2, mask)
+    _pair(out, on, T.ARC_HL_HP, (hl, hp), a1, a2, mask)
+    _pair(out, on, T.ARC_ML_MP, (ml, mp), a1, a2, mask)
+    # affixes
+    _pair(out, on, T.ARC_HSUF_MSUF, (suffix[h], suffix[m]), a1, a2, mask)
+    _pair(out, on, T.ARC_HSUF_HP_MP, (suffix[h], hp, mp), a1, a2, mask)
+    _pair(out, on, T.ARC_HP_MSUF_MP, (hp, suffix[m], mp), a1, a2, mask)
+    _pair(out, on, T.ARC_HPRE_HP_MP, (prefix[h], hp, mp), a1, a2, mask)
+    _pair(out, on, T.ARC_HP_MPRE_MP, (hp, prefix[m], mp), a1, a2, mask)
+    # XPOS (language-specific tags)
+    hx = xpos[h]
+    mx = xpos[m]
+    _pair(out, on, T.ARC_HX_MX, (hx, mx), a1, a2, mask)
+    _pair(out, on, T.ARC_HW_HX_MX, (hw, hx, mx), a1, a2, mask)
+    _pair(out, on, T.ARC_HX_MW_MX, (hx, mw, mx), a1, a2, mask)
+    _pair(out, on, T.ARC_HX_MX_HP, (hx, mx, hp), a1, a2, mask)
+    hxl = _ctx(xpos, h - 1)
+    hxr = _ctx(xpos, h + 1)
+    mxl = _ctx(xpos, m - 1)
+    mxr = _ctx(xpos, m + 1)
+    _pair(out, on, T.ARC_HX_HXR_MXL_MX, (hx, hxr, mxl, mx), a1, a2, mask)
+    _pair(out, on, T.ARC_HXL_HX_MX_MXR, (hxl, hx, mx, mxr), a1, a2, mask)
+    # word clusters (Koo et al. 2008), when the model has them: fine and coarse classes
+    if cluster[0] != 0:
+        hc = cluster[h] & CFINE
+        mc = cluster[m] & CFINE
+        hcc = cluster[h] >> CSHIFT
+        mcc = cluster[m] >> CSHIFT
+        _pair(out, on, T.ARC_HC_MC, (hc, mc), a1, a2, mask)
+        _pair(out, on, T.ARC_HCC_MCC, (hcc, mcc), a1, a2, mask)
+        _pair(out, on, T.ARC_HC_HP_MP, (hc, hp, mp), a1, a2, mask)
+        _pair(out, on, T.ARC_HP_MC_MP, (hp, mc, mp), a1, a2, mask)
+        _pair(out, on, T.ARC_HCC_HP_MCC_MP, (hcc, hp, mcc, mp), a1, a2, mask)
+        _pair(out, on, T.ARC_HC_HP_MC_MP, (hc, hp, mc, mp), a1, a2, mask)
+        _pair(out, on, T.ARC_HC_MW, (hc, mw), a1, a2, mask)
+        _pair(out, on, T.ARC_HW_MC, (hw, mc), a1, a2, mask)
+        _pair(out, on, T.ARC_HCC_HP_MP, (hcc, hp, mp), a1, a2, mask)
+        _pair(out, on, T.ARC_HP_MCC_MP, (hp, mcc, mp), a1, a2, mask)
+        _pair(out, on, T.ARC_HC_HP, (hc, hp), a1, a2, mask)
+        _pair(out, on, T.ARC_MC_MP, (mc, mp), a1, a2, mask)
+    # surrounding UPOS
+    hpl = _ctx(upos, h - 1)
+    hpr = _ctx(upos, h + 1)
+    mpl = _ctx(upos, m - 1)
+    mpr = _ctx(upos, m + 1)
+    _pair(out, on, T.ARC_HP_HPR_MPL_MP, (hp, hpr, mpl, mp), a1, a2, mask)
+    _pair(out, on, T.ARC_HPL_HP_MPL_MP, (hpl, hp, mpl, mp), a1, a2, mask)
+    _pair(out, on, T.ARC_HP_HPR_MP_MPR, (hp, hpr, mp, mpr), a1, a2, mask)
+    _pair(out, on, T.ARC_HPL_HP_MP_MPR, (hpl, hp, mp, mpr), a1, a2, mask)
+    _pair(out, on, T.ARC_HP_HPR_MP, (hp, hpr, mp), a1, a2, mask)
+    _pair(out, on, T.ARC_HP_MPL_MP, (hp, mpl, mp), a1, a2, mask)
+    _pair(out, on, T.ARC_HPL_HP_MP, (hpl, hp, mp), a1, a2, mask)
+    _pair(out, on, T.ARC_HP_MP_MPR, (hp, mp, mpr), a1, a2, mask)
+    # lexical context
+    _pair(out, on, T.ARC_HW_MPL_MP, (hw, mpl, mp), a1, a2, mask)
+    _pair(out, on, T.ARC_HW_MP_MPR, (hw, mp, mpr), a1, a2, mask)
+    _pair(out, on, T.ARC_HPL_HP_MW, (hpl, hp, mw), a1, a2, mask)
+    _pair(out, on, T.ARC_HP_HPR_MW, (hp, hpr, mw), a1, a2, mask)
+    # sentence boundaries: the first and the last word (final punctuation, fronted phrases)
+    N = len(form)
+    hb = 0 if h == 0 else (1 if h == 1 else 0) + (2 if h == N - 1 else 0)
+    mb = (1 if m == 1 else 0) + (2 if m == N - 1 else 0)
+    _pair(out, on, T.ARC_HP_MP_HB_MB, (hp, mp, hb, mb), a1, a2, mask)
+    _one(out, on, T.ARC_HP_MW_HB_MB, (hp, mw, hb, mb), a1, mask)
+    # UPOS in between (each distinct tag once), and how often each tag occurs (capped at 3)
+    if dist > 1:
+        for bp, cnt in _between(upos, h, m):
+            _pair(out, on, T.ARC_HP_BETWEEN_MP, (hp, bp, mp), a1, a2, mask)
+            _one(out, on, T.ARC_HP_BETWEEN_MP_COUNT, (hp, bp, mp, min(cnt, 3)), a1, mask)
+    # morphology
+    for j in range(feat_ptr[m], min(feat_ptr[m + 1], feat_ptr[m] + MAX_MORPH)):
+        _one(out, on, T.ARC_HP_MP_MFEAT, (hp, mp, feat_ids[j]), a1, mask)
+    for j in range(feat_ptr[h], min(feat_ptr[h + 1], feat_ptr[h] + MAX_MORPH)):
+        _one(out, on, T.ARC_HP_HFEAT_MP, (hp, feat_ids[j], mp), a1, mask)
+    return out
+
+
+
+def _random_words(rng, n, clusters):
+    """A random encoded sentence of ``n`` words (index 0 the root): every atom drawn, FEATS
+    of 0-3 features per word, contextual classes or none."""
+    N = n + 1
+    ints = lambda hi: rng.integers(16, hi, size=N).astype(np.int64)  # noqa: E731
+    nfeat = rng.integers(0, 4, size=N)
+    feat_ptr = np.concatenate([[0], np.cumsum(nfeat)]).astype(np.int64)
+    cluster = ((ints(40) << CSHIFT) | ints(60)) if clusters else np.zeros(N, dtype=np.int64)
+    upos = rng.integers(6, 14, size=N).astype(np.int64)  # few tags: repeats in between
+    feat_ids = rng.integers(16, 90, size=feat_ptr[-1]).astype(np.int64)
+    return WordArrays(ints(10**6), ints(10**6), upos, ints(60), ints(500), ints(500), cluster,
+                      feat_ptr, feat_ids)
+
+
+@pytest.mark.parametrize("clusters", [False, True])
+@pytest.mark.parametrize("switches", ["all", "off", "record"])
+def test_arc_features_equal_the_full_hash_of_every_template(clusters, switches):
+    rng = np.random.default_rng(7 + clusters)
+    words = _random_words(rng, 11, clusters)
+    off = ",".join(sorted(parser_templates(("ARC",)))[::3])  # a third of them
+    on = {"all": ALL_TEMPLATES, "off": template_switches(off),
+          "record": template_switches(record=True)}[switches]
+    lists = [[int(x) for x in a] for a in words]
+    N = len(words.form)
+    buf = np.empty(MAX_FEATS, dtype=np.int64)
+    for h in range(N):
+        for m in range(1, N):
+            if m == h:
+                continue
+            k = arc_features(h, m, *words, np.uint64(MASK), on, buf)
+            assert buf[:k].tolist() == _arc_twin(h, m, *lists, MASK, on)
+    assert clusters == bool(words.cluster[0])
+    assert (words.cluster[1:] & CFINE).any() == clusters
+
+
+def test_score_arcs_hashes_each_head_once_with_the_same_scores():
+    """score_arcs (the head's states once per head) against arc_features arc by arc."""
+    rng = np.random.default_rng(3)
+    words = _random_words(rng, 14, True)
+    w = rng.normal(size=1 << BITS)
+    N = len(words.form)
+    keep = all_arcs(N) & (rng.random((N, N)) < 0.7)
+    arc = np.empty((N, N))
+    score_arcs(words, Weights(w, np.uint64(MASK), ALL_TEMPLATES), keep, arc)
+    buf = np.empty(MAX_FEATS, dtype=np.int64)
+    want = np.full((N, N), -np.inf)
+    for h, m in zip(*np.nonzero(keep), strict=True):
+        want[h, m] = _dot(w, buf[:arc_features(h, m, *words, np.uint64(MASK), ALL_TEMPLATES,
+                                                buf)])
+    assert np.isfinite(want).sum() == keep.sum() > 0
+    assert np.array_equal(arc, want)

@@ -23,7 +23,8 @@ import numpy as np
 from ..encoding.ids import BOS, CLUSTER_SHIFT, EOS
 
 __all__ = ["CFINE", "CSHIFT", "RECORD", "TID_SHIFT", "ctx", "dist_bucket", "dot", "mix", "emit",
-           "emit_hashed", "emit_pair", "split_recorded", "tags_between", "template"]
+           "emit_hashed", "emit_pair", "emit_pair_hashed", "split_recorded", "tags_between",
+           "template"]
 
 #: The fine class of a contextual class code is ``code & CFINE``, the coarse ``code >> CSHIFT``
 #: (:func:`depparse.encoding.ids.cluster_code`).
@@ -108,6 +109,17 @@ def emit_hashed(buf, k, on, tid, hv, att, mask):
         return k
     buf[k] = _index(hv, att, mask, tid, on)
     return k + 1
+
+
+@nb.njit(cache=True)
+def emit_pair_hashed(buf, k, on, tid, hv, att1, att2, mask):
+    """:func:`emit_pair` for a feature whose atoms are already folded into ``hv``
+    (:func:`emit_hashed`)."""
+    if on[tid] == 0:
+        return k
+    buf[k] = _index(hv, att1, mask, tid, on)
+    buf[k + 1] = _index(hv, att2, mask, tid, on)
+    return k + 2
 
 
 def split_recorded(idx):

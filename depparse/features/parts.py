@@ -48,6 +48,7 @@ from .hashing import (
     emit,
     emit_hashed,
     emit_pair,
+    emit_pair_hashed,
     mix,
     tags_between,
     template,
@@ -129,112 +130,188 @@ def template_switches(off="", record=False) -> np.ndarray:
 ALL_TEMPLATES = template_switches()  # every template on (the pruner; models without a choice)
 
 
-@nb.njit(cache=True)
-def arc_features(h, m, form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr, feat_ids,
-                 mask, on, buf):
-    """Write the indices of the features of arc ``h -> m`` into ``buf``; return their count.
+#: The hash states of the arc templates after the atoms of the head that lead them
+#: (:func:`_arc_head`), one per slot.
+N_HEAD_STATES = 52
 
-    ``on``: the switch of every template id (:func:`template_switches`).
-    """
+
+@nb.njit(cache=True)
+def _arc_head(h, form, lemma, upos, xpos, prefix, suffix, cluster, hs):
+    """Write into ``hs`` the hash states of the arc templates after their leading atoms of the
+    head ``h`` (every atom when the template has only the head's), in the slots that
+    :func:`_arc_emit` reads: shared by every modifier of ``h``."""
+    hw = form[h]
+    hp = upos[h]
+    hl = lemma[h]
+    hx = xpos[h]
+    hs[0] = template(T.ARC_BIAS, 0)
+    hs[1] = mix(template(T.ARC_HW_HP, hw), hp)
+    hs[2] = template(T.ARC_HW, hw)
+    hs[3] = template(T.ARC_HP, hp)
+    hs[4] = mix(template(T.ARC_HW_HP_MW_MP, hw), hp)
+    hs[5] = template(T.ARC_HP_MW_MP, hp)
+    hs[6] = template(T.ARC_HW_MW_MP, hw)
+    hs[7] = mix(template(T.ARC_HW_HP_MP, hw), hp)
+    hs[8] = mix(template(T.ARC_HW_HP_MW, hw), hp)
+    hs[9] = template(T.ARC_HW_MW, hw)
+    hs[10] = template(T.ARC_HP_MP, hp)
+    hs[11] = template(T.ARC_HL_ML, hl)
+    hs[12] = template(T.ARC_HL_MP, hl)
+    hs[13] = template(T.ARC_HP_ML, hp)
+    hs[14] = mix(template(T.ARC_HL_HP, hl), hp)
+    hs[15] = template(T.ARC_HSUF_MSUF, suffix[h])
+    hs[16] = mix(template(T.ARC_HSUF_HP_MP, suffix[h]), hp)
+    hs[17] = template(T.ARC_HP_MSUF_MP, hp)
+    hs[18] = mix(template(T.ARC_HPRE_HP_MP, prefix[h]), hp)
+    hs[19] = template(T.ARC_HP_MPRE_MP, hp)
+    hs[20] = template(T.ARC_HX_MX, hx)
+    hs[21] = mix(template(T.ARC_HW_HX_MX, hw), hx)
+    hs[22] = template(T.ARC_HX_MW_MX, hx)
+    hs[23] = template(T.ARC_HX_MX_HP, hx)
+    hs[24] = mix(template(T.ARC_HX_HXR_MXL_MX, hx), ctx(xpos, h + 1))
+    hs[25] = mix(template(T.ARC_HXL_HX_MX_MXR, ctx(xpos, h - 1)), hx)
+    if cluster[0] != 0:
+        hc = cluster[h] & CFINE
+        hcc = cluster[h] >> CSHIFT
+        hs[26] = template(T.ARC_HC_MC, hc)
+        hs[27] = template(T.ARC_HCC_MCC, hcc)
+        hs[28] = mix(template(T.ARC_HC_HP_MP, hc), hp)
+        hs[29] = template(T.ARC_HP_MC_MP, hp)
+        hs[30] = mix(template(T.ARC_HCC_HP_MCC_MP, hcc), hp)
+        hs[31] = mix(template(T.ARC_HC_HP_MC_MP, hc), hp)
+        hs[32] = template(T.ARC_HC_MW, hc)
+        hs[33] = template(T.ARC_HW_MC, hw)
+        hs[34] = mix(template(T.ARC_HCC_HP_MP, hcc), hp)
+        hs[35] = template(T.ARC_HP_MCC_MP, hp)
+        hs[36] = mix(template(T.ARC_HC_HP, hc), hp)
+    hpl = ctx(upos, h - 1)
+    hpr = ctx(upos, h + 1)
+    hs[37] = mix(template(T.ARC_HP_HPR_MPL_MP, hp), hpr)
+    hs[38] = mix(template(T.ARC_HPL_HP_MPL_MP, hpl), hp)
+    hs[39] = mix(template(T.ARC_HP_HPR_MP_MPR, hp), hpr)
+    hs[40] = mix(template(T.ARC_HPL_HP_MP_MPR, hpl), hp)
+    hs[41] = mix(template(T.ARC_HP_HPR_MP, hp), hpr)
+    hs[42] = template(T.ARC_HP_MPL_MP, hp)
+    hs[43] = mix(template(T.ARC_HPL_HP_MP, hpl), hp)
+    hs[44] = template(T.ARC_HP_MP_MPR, hp)
+    hs[45] = template(T.ARC_HW_MPL_MP, hw)
+    hs[46] = template(T.ARC_HW_MP_MPR, hw)
+    hs[47] = mix(template(T.ARC_HPL_HP_MW, hpl), hp)
+    hs[48] = mix(template(T.ARC_HP_HPR_MW, hp), hpr)
+    hs[49] = template(T.ARC_HP_MP_HB_MB, hp)
+    hs[50] = template(T.ARC_HP_MW_HB_MB, hp)
+    hs[51] = template(T.ARC_HP_BETWEEN_MP, hp)
+
+
+@nb.njit(cache=True)
+def _arc_emit(h, m, hs, form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr, feat_ids,
+              mask, on, buf):
+    """The features of arc ``h -> m`` (:func:`arc_features`) from the head's hash states
+    ``hs`` (:func:`_arc_head`): only the atoms of the modifier, the words between and the
+    conjunctions are hashed here."""
     d = 1 if m > h else 0
     dist = abs(m - h)
     a1 = np.uint64(1 + d)  # direction
     a2 = np.uint64(16 + d * 32 + dist_bucket(dist))  # direction and distance
-    hw = form[h]
     hp = upos[h]
-    hl = lemma[h]
     mw = form[m]
     mp = upos[m]
     ml = lemma[m]
     k = 0
-    k = emit_pair(buf, k, on, T.ARC_BIAS, (0,), a1, a2, mask)  # bias
-    k = emit_pair(buf, k, on, T.ARC_HW_HP, (hw, hp), a1, a2, mask)
-    k = emit_pair(buf, k, on, T.ARC_HW, (hw,), a1, a2, mask)
-    k = emit_pair(buf, k, on, T.ARC_HP, (hp,), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_BIAS, hs[0], a1, a2, mask)  # bias
+    k = emit_pair_hashed(buf, k, on, T.ARC_HW_HP, hs[1], a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HW, hs[2], a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HP, hs[3], a1, a2, mask)
     k = emit_pair(buf, k, on, T.ARC_MW_MP, (mw, mp), a1, a2, mask)
     k = emit_pair(buf, k, on, T.ARC_MW, (mw,), a1, a2, mask)
     k = emit_pair(buf, k, on, T.ARC_MP, (mp,), a1, a2, mask)
-    k = emit_pair(buf, k, on, T.ARC_HW_HP_MW_MP, (hw, hp, mw, mp), a1, a2, mask)
-    k = emit_pair(buf, k, on, T.ARC_HP_MW_MP, (hp, mw, mp), a1, a2, mask)
-    k = emit_pair(buf, k, on, T.ARC_HW_MW_MP, (hw, mw, mp), a1, a2, mask)
-    k = emit_pair(buf, k, on, T.ARC_HW_HP_MP, (hw, hp, mp), a1, a2, mask)
-    k = emit_pair(buf, k, on, T.ARC_HW_HP_MW, (hw, hp, mw), a1, a2, mask)
-    k = emit_pair(buf, k, on, T.ARC_HW_MW, (hw, mw), a1, a2, mask)
-    k = emit_pair(buf, k, on, T.ARC_HP_MP, (hp, mp), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HW_HP_MW_MP, mix(mix(hs[4], mw), mp), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HP_MW_MP, mix(mix(hs[5], mw), mp), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HW_MW_MP, mix(mix(hs[6], mw), mp), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HW_HP_MP, mix(hs[7], mp), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HW_HP_MW, mix(hs[8], mw), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HW_MW, mix(hs[9], mw), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HP_MP, mix(hs[10], mp), a1, a2, mask)
     # lemmas
-    k = emit_pair(buf, k, on, T.ARC_HL_ML, (hl, ml), a1, a2, mask)
-    k = emit_pair(buf, k, on, T.ARC_HL_MP, (hl, mp), a1, a2, mask)
-    k = emit_pair(buf, k, on, T.ARC_HP_ML, (hp, ml), a1, a2, mask)
-    k = emit_pair(buf, k, on, T.ARC_HL_HP, (hl, hp), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HL_ML, mix(hs[11], ml), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HL_MP, mix(hs[12], mp), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HP_ML, mix(hs[13], ml), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HL_HP, hs[14], a1, a2, mask)
     k = emit_pair(buf, k, on, T.ARC_ML_MP, (ml, mp), a1, a2, mask)
     # affixes
-    k = emit_pair(buf, k, on, T.ARC_HSUF_MSUF, (suffix[h], suffix[m]), a1, a2, mask)
-    k = emit_pair(buf, k, on, T.ARC_HSUF_HP_MP, (suffix[h], hp, mp), a1, a2, mask)
-    k = emit_pair(buf, k, on, T.ARC_HP_MSUF_MP, (hp, suffix[m], mp), a1, a2, mask)
-    k = emit_pair(buf, k, on, T.ARC_HPRE_HP_MP, (prefix[h], hp, mp), a1, a2, mask)
-    k = emit_pair(buf, k, on, T.ARC_HP_MPRE_MP, (hp, prefix[m], mp), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HSUF_MSUF, mix(hs[15], suffix[m]), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HSUF_HP_MP, mix(hs[16], mp), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HP_MSUF_MP, mix(mix(hs[17], suffix[m]), mp), a1, a2,
+                         mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HPRE_HP_MP, mix(hs[18], mp), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HP_MPRE_MP, mix(mix(hs[19], prefix[m]), mp), a1, a2,
+                         mask)
     # XPOS (language-specific tags)
-    hx = xpos[h]
     mx = xpos[m]
-    k = emit_pair(buf, k, on, T.ARC_HX_MX, (hx, mx), a1, a2, mask)
-    k = emit_pair(buf, k, on, T.ARC_HW_HX_MX, (hw, hx, mx), a1, a2, mask)
-    k = emit_pair(buf, k, on, T.ARC_HX_MW_MX, (hx, mw, mx), a1, a2, mask)
-    k = emit_pair(buf, k, on, T.ARC_HX_MX_HP, (hx, mx, hp), a1, a2, mask)
-    hxl = ctx(xpos, h - 1)
-    hxr = ctx(xpos, h + 1)
     mxl = ctx(xpos, m - 1)
     mxr = ctx(xpos, m + 1)
-    k = emit_pair(buf, k, on, T.ARC_HX_HXR_MXL_MX, (hx, hxr, mxl, mx), a1, a2, mask)
-    k = emit_pair(buf, k, on, T.ARC_HXL_HX_MX_MXR, (hxl, hx, mx, mxr), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HX_MX, mix(hs[20], mx), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HW_HX_MX, mix(hs[21], mx), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HX_MW_MX, mix(mix(hs[22], mw), mx), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HX_MX_HP, mix(mix(hs[23], mx), hp), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HX_HXR_MXL_MX, mix(mix(hs[24], mxl), mx), a1, a2,
+                         mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HXL_HX_MX_MXR, mix(mix(hs[25], mx), mxr), a1, a2,
+                         mask)
     # word clusters (Koo et al. 2008), when the model has them: fine and coarse classes
     if cluster[0] != 0:
-        hc = cluster[h] & CFINE
         mc = cluster[m] & CFINE
-        hcc = cluster[h] >> CSHIFT
         mcc = cluster[m] >> CSHIFT
-        k = emit_pair(buf, k, on, T.ARC_HC_MC, (hc, mc), a1, a2, mask)
-        k = emit_pair(buf, k, on, T.ARC_HCC_MCC, (hcc, mcc), a1, a2, mask)
-        k = emit_pair(buf, k, on, T.ARC_HC_HP_MP, (hc, hp, mp), a1, a2, mask)
-        k = emit_pair(buf, k, on, T.ARC_HP_MC_MP, (hp, mc, mp), a1, a2, mask)
-        k = emit_pair(buf, k, on, T.ARC_HCC_HP_MCC_MP, (hcc, hp, mcc, mp), a1, a2, mask)
-        k = emit_pair(buf, k, on, T.ARC_HC_HP_MC_MP, (hc, hp, mc, mp), a1, a2, mask)
-        k = emit_pair(buf, k, on, T.ARC_HC_MW, (hc, mw), a1, a2, mask)
-        k = emit_pair(buf, k, on, T.ARC_HW_MC, (hw, mc), a1, a2, mask)
-        k = emit_pair(buf, k, on, T.ARC_HCC_HP_MP, (hcc, hp, mp), a1, a2, mask)
-        k = emit_pair(buf, k, on, T.ARC_HP_MCC_MP, (hp, mcc, mp), a1, a2, mask)
-        k = emit_pair(buf, k, on, T.ARC_HC_HP, (hc, hp), a1, a2, mask)
+        k = emit_pair_hashed(buf, k, on, T.ARC_HC_MC, mix(hs[26], mc), a1, a2, mask)
+        k = emit_pair_hashed(buf, k, on, T.ARC_HCC_MCC, mix(hs[27], mcc), a1, a2, mask)
+        k = emit_pair_hashed(buf, k, on, T.ARC_HC_HP_MP, mix(hs[28], mp), a1, a2, mask)
+        k = emit_pair_hashed(buf, k, on, T.ARC_HP_MC_MP, mix(mix(hs[29], mc), mp), a1, a2, mask)
+        k = emit_pair_hashed(buf, k, on, T.ARC_HCC_HP_MCC_MP, mix(mix(hs[30], mcc), mp), a1, a2,
+                             mask)
+        k = emit_pair_hashed(buf, k, on, T.ARC_HC_HP_MC_MP, mix(mix(hs[31], mc), mp), a1, a2,
+                             mask)
+        k = emit_pair_hashed(buf, k, on, T.ARC_HC_MW, mix(hs[32], mw), a1, a2, mask)
+        k = emit_pair_hashed(buf, k, on, T.ARC_HW_MC, mix(hs[33], mc), a1, a2, mask)
+        k = emit_pair_hashed(buf, k, on, T.ARC_HCC_HP_MP, mix(hs[34], mp), a1, a2, mask)
+        k = emit_pair_hashed(buf, k, on, T.ARC_HP_MCC_MP, mix(mix(hs[35], mcc), mp), a1, a2,
+                             mask)
+        k = emit_pair_hashed(buf, k, on, T.ARC_HC_HP, hs[36], a1, a2, mask)
         k = emit_pair(buf, k, on, T.ARC_MC_MP, (mc, mp), a1, a2, mask)
     # surrounding UPOS
-    hpl = ctx(upos, h - 1)
-    hpr = ctx(upos, h + 1)
     mpl = ctx(upos, m - 1)
     mpr = ctx(upos, m + 1)
-    k = emit_pair(buf, k, on, T.ARC_HP_HPR_MPL_MP, (hp, hpr, mpl, mp), a1, a2, mask)
-    k = emit_pair(buf, k, on, T.ARC_HPL_HP_MPL_MP, (hpl, hp, mpl, mp), a1, a2, mask)
-    k = emit_pair(buf, k, on, T.ARC_HP_HPR_MP_MPR, (hp, hpr, mp, mpr), a1, a2, mask)
-    k = emit_pair(buf, k, on, T.ARC_HPL_HP_MP_MPR, (hpl, hp, mp, mpr), a1, a2, mask)
-    k = emit_pair(buf, k, on, T.ARC_HP_HPR_MP, (hp, hpr, mp), a1, a2, mask)
-    k = emit_pair(buf, k, on, T.ARC_HP_MPL_MP, (hp, mpl, mp), a1, a2, mask)
-    k = emit_pair(buf, k, on, T.ARC_HPL_HP_MP, (hpl, hp, mp), a1, a2, mask)
-    k = emit_pair(buf, k, on, T.ARC_HP_MP_MPR, (hp, mp, mpr), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HP_HPR_MPL_MP, mix(mix(hs[37], mpl), mp), a1, a2,
+                         mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HPL_HP_MPL_MP, mix(mix(hs[38], mpl), mp), a1, a2,
+                         mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HP_HPR_MP_MPR, mix(mix(hs[39], mp), mpr), a1, a2,
+                         mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HPL_HP_MP_MPR, mix(mix(hs[40], mp), mpr), a1, a2,
+                         mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HP_HPR_MP, mix(hs[41], mp), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HP_MPL_MP, mix(mix(hs[42], mpl), mp), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HPL_HP_MP, mix(hs[43], mp), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HP_MP_MPR, mix(mix(hs[44], mp), mpr), a1, a2, mask)
     # lexical context
-    k = emit_pair(buf, k, on, T.ARC_HW_MPL_MP, (hw, mpl, mp), a1, a2, mask)
-    k = emit_pair(buf, k, on, T.ARC_HW_MP_MPR, (hw, mp, mpr), a1, a2, mask)
-    k = emit_pair(buf, k, on, T.ARC_HPL_HP_MW, (hpl, hp, mw), a1, a2, mask)
-    k = emit_pair(buf, k, on, T.ARC_HP_HPR_MW, (hp, hpr, mw), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HW_MPL_MP, mix(mix(hs[45], mpl), mp), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HW_MP_MPR, mix(mix(hs[46], mp), mpr), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HPL_HP_MW, mix(hs[47], mw), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HP_HPR_MW, mix(hs[48], mw), a1, a2, mask)
     # sentence boundaries: the first and the last word (final punctuation, fronted phrases)
     N = form.shape[0]
     hb = 0 if h == 0 else (1 if h == 1 else 0) + (2 if h == N - 1 else 0)
     mb = (1 if m == 1 else 0) + (2 if m == N - 1 else 0)
-    k = emit_pair(buf, k, on, T.ARC_HP_MP_HB_MB, (hp, mp, hb, mb), a1, a2, mask)
-    k = emit(buf, k, on, T.ARC_HP_MW_HB_MB, (hp, mw, hb, mb), a1, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HP_MP_HB_MB, mix(mix(mix(hs[49], mp), hb), mb), a1,
+                         a2, mask)
+    k = emit_hashed(buf, k, on, T.ARC_HP_MW_HB_MB, mix(mix(mix(hs[50], mw), hb), mb), a1, mask)
     # UPOS in between (each distinct tag once), and how often each tag occurs (capped at 3)
     if dist > 1:
         tags = np.empty(64, dtype=np.int64)
         cnts = np.empty(64, dtype=np.int64)
         for j in range(tags_between(upos, h, m, tags, cnts, True)):
             bp = tags[j]
-            k = emit_pair(buf, k, on, T.ARC_HP_BETWEEN_MP, (hp, bp, mp), a1, a2, mask)
+            k = emit_pair_hashed(buf, k, on, T.ARC_HP_BETWEEN_MP, mix(mix(hs[51], bp), mp), a1,
+                                 a2, mask)
             k = emit(buf, k, on, T.ARC_HP_BETWEEN_MP_COUNT, (hp, bp, mp, min(cnts[j], 3)), a1, mask)
     # morphology
     for j in range(feat_ptr[m], min(feat_ptr[m + 1], feat_ptr[m] + MAX_MORPH)):
@@ -242,6 +319,22 @@ def arc_features(h, m, form, lemma, upos, xpos, prefix, suffix, cluster, feat_pt
     for j in range(feat_ptr[h], min(feat_ptr[h + 1], feat_ptr[h] + MAX_MORPH)):
         k = emit(buf, k, on, T.ARC_HP_HFEAT_MP, (hp, feat_ids[j], mp), a1, mask)
     return k
+
+
+@nb.njit(cache=True)
+def arc_features(h, m, form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr, feat_ids,
+                 mask, on, buf):
+    """Write the indices of the features of arc ``h -> m`` into ``buf``; return their count.
+
+    ``on``: the switch of every template id (:func:`template_switches`).  The templates (the
+    module docstring) are hashed in two steps, the leading atoms of the head first
+    (:func:`_arc_head`, then :func:`_arc_emit`): :func:`score_arcs` hashes the first step
+    once per head rather than once per arc.
+    """
+    hs = np.empty(N_HEAD_STATES, dtype=np.uint64)
+    _arc_head(h, form, lemma, upos, xpos, prefix, suffix, cluster, hs)
+    return _arc_emit(h, m, hs, form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr,
+                     feat_ids, mask, on, buf)
 
 
 @nb.njit(cache=True)
@@ -430,12 +523,15 @@ def score_arcs(words, weights, keep, arc):
     """
     N = words.form.shape[0]
     buf = np.empty(MAX_FEATS, dtype=np.int64)
+    hs = np.empty(N_HEAD_STATES, dtype=np.uint64)
     for h in range(N):
+        _arc_head(h, words.form, words.lemma, words.upos, words.xpos, words.prefix,
+                  words.suffix, words.cluster, hs)
         for m in range(N):
             if m != 0 and m != h and keep[h, m]:
-                k = arc_features(h, m, words.form, words.lemma, words.upos, words.xpos,
-                                 words.prefix, words.suffix, words.cluster, words.feat_ptr,
-                                 words.feat_ids, weights.mask, weights.on, buf)
+                k = _arc_emit(h, m, hs, words.form, words.lemma, words.upos, words.xpos,
+                              words.prefix, words.suffix, words.cluster, words.feat_ptr,
+                              words.feat_ids, weights.mask, weights.on, buf)
                 arc[h, m] = dot(weights.w, buf, k)
             else:
                 arc[h, m] = -np.inf
