@@ -339,3 +339,84 @@ def test_score_arcs_hashes_each_head_once_with_the_same_scores():
                                                 buf)])
     assert np.isfinite(want).sum() == keep.sum() > 0
     assert np.array_equal(arc, want)
+
+
+# ---------------------------------------------------------------------------------------
+# grandparents: the atoms of (g, h) hashed once per grandparent and head (fill_scores)
+
+
+def _grand_twin(g, h, m, form, upos, xpos, cluster, feat_ptr, feat_ids, mask, on):
+    """The grandparent feature indices of ``g -> h -> m``: the kernel as it was before it
+    hashed the atoms of ``g`` and ``h`` once, in plain Python."""
+    a = int(128 + (2 if h > g else 0) + (1 if m > h else 0))
+    gp = upos[g]
+    gw = form[g]
+    hp = upos[h]
+    hw = form[h]
+    mp = upos[m]
+    mw = form[m]
+    out = []
+    _one(out, on, T.GRAND_GP_HP_MP, (gp, hp, mp), a, mask)
+    _one(out, on, T.GRAND_GP_MP, (gp, mp), a, mask)
+    _one(out, on, T.GRAND_GW_MP, (gw, mp), a, mask)
+    _one(out, on, T.GRAND_GP_MW, (gp, mw), a, mask)
+    _one(out, on, T.GRAND_GW_HP_MP, (gw, hp, mp), a, mask)
+    _one(out, on, T.GRAND_GP_HW_MP, (gp, hw, mp), a, mask)
+    _one(out, on, T.GRAND_GP_HP_MW, (gp, hp, mw), a, mask)
+    _one(out, on, T.GRAND_GW_MW, (gw, mw), a, mask)
+    _one(out, on, T.GRAND_GX_HX_MX, (xpos[g], xpos[h], xpos[m]), a, mask)
+    _one(out, on, T.GRAND_GP_HP_MP_DIST_HM, (gp, hp, mp, _dist(abs(h - m))), a, mask)
+    _one(out, on, T.GRAND_GP_HP_MP_DIST_GH, (gp, hp, mp, _dist(abs(g - h))), a, mask)
+    _one(out, on, T.GRAND_GW_HW_MP, (gw, hw, mp), a, mask)
+    _one(out, on, T.GRAND_GP_HW_MW, (gp, hw, mw), a, mask)
+    _one(out, on, T.GRAND_GW_HP_MW, (gw, hp, mw), a, mask)
+    # does m lie between g and h, or beyond g (the configuration non-projectivity needs)?
+    _one(out, on, T.GRAND_GP_HP_MP_SAME_SIDE_OF_G,
+             (gp, hp, mp, int((m > g) == (h > g))), a, mask)
+    mpl = _ctx(upos, m - 1)
+    mpr = _ctx(upos, m + 1)
+    hpl = _ctx(upos, h - 1)
+    hpr = _ctx(upos, h + 1)
+    _one(out, on, T.GRAND_GP_HP_MP_MPL_MPR, (gp, hp, mp, mpl, mpr), a, mask)
+    _one(out, on, T.GRAND_GP_HPL_HP_HPR_MP, (gp, hpl, hp, hpr, mp), a, mask)
+    _one(out, on, T.GRAND_GW_HW_MW, (gw, hw, mw), a, mask)
+    if cluster[0] != 0:
+        gc = cluster[g] & CFINE
+        hc = cluster[h] & CFINE
+        mc = cluster[m] & CFINE
+        _one(out, on, T.GRAND_GC_HP_MC, (gc, hp, mc), a, mask)
+        _one(out, on, T.GRAND_GP_HC_MC, (gp, hc, mc), a, mask)
+        _one(out, on, T.GRAND_GC_HC_MP, (gc, hc, mp), a, mask)
+        _one(out, on, T.GRAND_GCC_HCC_MCC,
+                (cluster[g] >> CSHIFT, cluster[h] >> CSHIFT, cluster[m] >> CSHIFT), a, mask)
+        _one(out, on, T.GRAND_GC_MC, (gc, mc), a, mask)
+    # morphology of m (VerbForm, PronType, Case ...) with the UPOS of g and h
+    for j in range(feat_ptr[m], min(feat_ptr[m + 1], feat_ptr[m] + 6)):
+        _one(out, on, T.GRAND_GP_HP_MP_MFEAT, (gp, hp, mp, feat_ids[j]), a, mask)
+    return out
+
+
+
+@pytest.mark.parametrize("clusters", [False, True])
+@pytest.mark.parametrize("switches", ["all", "off", "record"])
+def test_grand_features_equal_the_full_hash_of_every_template(clusters, switches):
+    rng = np.random.default_rng(11 + clusters)
+    words = _random_words(rng, 9, clusters)
+    off = ",".join(sorted(parser_templates(("GRAND",)))[1::3])
+    on = {"all": ALL_TEMPLATES, "off": template_switches(off),
+          "record": template_switches(record=True)}[switches]
+    lists = [[int(x) for x in a] for a in words]
+    N = len(words.form)
+    buf = np.empty(MAX_FEATS, dtype=np.int64)
+    seen = 0
+    for g in range(N):
+        for h in range(1, N):
+            for m in range(1, N):
+                if len({g, h, m}) < 3:
+                    continue
+                k = grand_features(g, h, m, words.form, words.upos, words.xpos, words.cluster,
+                                   words.feat_ptr, words.feat_ids, np.uint64(MASK), on, buf)
+                assert buf[:k].tolist() == _grand_twin(g, h, m, lists[0], lists[2], lists[3],
+                                                       lists[6], lists[7], lists[8], MASK, on)
+                seen += k
+    assert seen > 0

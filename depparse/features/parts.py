@@ -399,55 +399,108 @@ def sib_features(h, s, m, d, form, lemma, upos, xpos, cluster, mask, on, buf):
     return k
 
 
+#: The hash states of the grandparent templates after their atoms of ``g`` and ``h``
+#: (:func:`_grand_head`), one per slot.
+N_GRAND_STATES = 24
+
+
 @nb.njit(cache=True)
-def grand_features(g, h, m, form, upos, xpos, cluster, feat_ptr, feat_ids, mask, on, buf):
-    """Features of the grandparent part ``g -> h -> m``."""
-    a = np.uint64(128 + (2 if h > g else 0) + (1 if m > h else 0))
+def _grand_head(g, h, form, upos, xpos, cluster, gs):
+    """Write into ``gs`` the hash states of the grandparent templates after their leading
+    atoms of ``g`` and ``h``, in the slots that :func:`_grand_emit` reads: shared by every
+    modifier of ``h`` under the grandparent ``g``."""
     gp = upos[g]
     gw = form[g]
     hp = upos[h]
     hw = form[h]
-    mp = upos[m]
-    mw = form[m]
-    k = 0
-    k = emit(buf, k, on, T.GRAND_GP_HP_MP, (gp, hp, mp), a, mask)
-    k = emit(buf, k, on, T.GRAND_GP_MP, (gp, mp), a, mask)
-    k = emit(buf, k, on, T.GRAND_GW_MP, (gw, mp), a, mask)
-    k = emit(buf, k, on, T.GRAND_GP_MW, (gp, mw), a, mask)
-    k = emit(buf, k, on, T.GRAND_GW_HP_MP, (gw, hp, mp), a, mask)
-    k = emit(buf, k, on, T.GRAND_GP_HW_MP, (gp, hw, mp), a, mask)
-    k = emit(buf, k, on, T.GRAND_GP_HP_MW, (gp, hp, mw), a, mask)
-    k = emit(buf, k, on, T.GRAND_GW_MW, (gw, mw), a, mask)
-    k = emit(buf, k, on, T.GRAND_GX_HX_MX, (xpos[g], xpos[h], xpos[m]), a, mask)
-    k = emit(buf, k, on, T.GRAND_GP_HP_MP_DIST_HM, (gp, hp, mp, dist_bucket(abs(h - m))), a, mask)
-    k = emit(buf, k, on, T.GRAND_GP_HP_MP_DIST_GH, (gp, hp, mp, dist_bucket(abs(g - h))), a, mask)
-    k = emit(buf, k, on, T.GRAND_GW_HW_MP, (gw, hw, mp), a, mask)
-    k = emit(buf, k, on, T.GRAND_GP_HW_MW, (gp, hw, mw), a, mask)
-    k = emit(buf, k, on, T.GRAND_GW_HP_MW, (gw, hp, mw), a, mask)
-    # does m lie between g and h, or beyond g (the configuration non-projectivity needs)?
-    k = emit(buf, k, on, T.GRAND_GP_HP_MP_SAME_SIDE_OF_G,
-             (gp, hp, mp, np.int64((m > g) == (h > g))), a, mask)
-    mpl = ctx(upos, m - 1)
-    mpr = ctx(upos, m + 1)
-    hpl = ctx(upos, h - 1)
-    hpr = ctx(upos, h + 1)
-    k = emit(buf, k, on, T.GRAND_GP_HP_MP_MPL_MPR, (gp, hp, mp, mpl, mpr), a, mask)
-    k = emit(buf, k, on, T.GRAND_GP_HPL_HP_HPR_MP, (gp, hpl, hp, hpr, mp), a, mask)
-    k = emit(buf, k, on, T.GRAND_GW_HW_MW, (gw, hw, mw), a, mask)
+    gs[0] = mix(template(T.GRAND_GP_HP_MP, gp), hp)
+    gs[1] = template(T.GRAND_GP_MP, gp)
+    gs[2] = template(T.GRAND_GW_MP, gw)
+    gs[3] = template(T.GRAND_GP_MW, gp)
+    gs[4] = mix(template(T.GRAND_GW_HP_MP, gw), hp)
+    gs[5] = mix(template(T.GRAND_GP_HW_MP, gp), hw)
+    gs[6] = mix(template(T.GRAND_GP_HP_MW, gp), hp)
+    gs[7] = template(T.GRAND_GW_MW, gw)
+    gs[8] = mix(template(T.GRAND_GX_HX_MX, xpos[g]), xpos[h])
+    gs[9] = mix(template(T.GRAND_GP_HP_MP_DIST_HM, gp), hp)
+    gs[10] = mix(template(T.GRAND_GP_HP_MP_DIST_GH, gp), hp)
+    gs[11] = mix(template(T.GRAND_GW_HW_MP, gw), hw)
+    gs[12] = mix(template(T.GRAND_GP_HW_MW, gp), hw)
+    gs[13] = mix(template(T.GRAND_GW_HP_MW, gw), hp)
+    gs[14] = mix(template(T.GRAND_GP_HP_MP_SAME_SIDE_OF_G, gp), hp)
+    gs[15] = mix(template(T.GRAND_GP_HP_MP_MPL_MPR, gp), hp)
+    gs[16] = mix(mix(mix(template(T.GRAND_GP_HPL_HP_HPR_MP, gp), ctx(upos, h - 1)), hp),
+                 ctx(upos, h + 1))
+    gs[17] = mix(template(T.GRAND_GW_HW_MW, gw), hw)
     if cluster[0] != 0:
         gc = cluster[g] & CFINE
         hc = cluster[h] & CFINE
+        gs[18] = mix(template(T.GRAND_GC_HP_MC, gc), hp)
+        gs[19] = mix(template(T.GRAND_GP_HC_MC, gp), hc)
+        gs[20] = mix(template(T.GRAND_GC_HC_MP, gc), hc)
+        gs[21] = mix(template(T.GRAND_GCC_HCC_MCC, cluster[g] >> CSHIFT), cluster[h] >> CSHIFT)
+        gs[22] = template(T.GRAND_GC_MC, gc)
+    gs[23] = mix(template(T.GRAND_GP_HP_MP_MFEAT, gp), hp)
+
+
+@nb.njit(cache=True)
+def _grand_emit(g, h, m, gs, form, upos, xpos, cluster, feat_ptr, feat_ids, mask, on, buf):
+    """The features of the grandparent part ``g -> h -> m`` (:func:`grand_features`) from
+    the states ``gs`` of :func:`_grand_head`: only the atoms of ``m`` (and the distances) are
+    hashed here."""
+    a = np.uint64(128 + (2 if h > g else 0) + (1 if m > h else 0))
+    mp = upos[m]
+    mw = form[m]
+    k = 0
+    k = emit_hashed(buf, k, on, T.GRAND_GP_HP_MP, mix(gs[0], mp), a, mask)
+    k = emit_hashed(buf, k, on, T.GRAND_GP_MP, mix(gs[1], mp), a, mask)
+    k = emit_hashed(buf, k, on, T.GRAND_GW_MP, mix(gs[2], mp), a, mask)
+    k = emit_hashed(buf, k, on, T.GRAND_GP_MW, mix(gs[3], mw), a, mask)
+    k = emit_hashed(buf, k, on, T.GRAND_GW_HP_MP, mix(gs[4], mp), a, mask)
+    k = emit_hashed(buf, k, on, T.GRAND_GP_HW_MP, mix(gs[5], mp), a, mask)
+    k = emit_hashed(buf, k, on, T.GRAND_GP_HP_MW, mix(gs[6], mw), a, mask)
+    k = emit_hashed(buf, k, on, T.GRAND_GW_MW, mix(gs[7], mw), a, mask)
+    k = emit_hashed(buf, k, on, T.GRAND_GX_HX_MX, mix(gs[8], xpos[m]), a, mask)
+    k = emit_hashed(buf, k, on, T.GRAND_GP_HP_MP_DIST_HM,
+                    mix(mix(gs[9], mp), dist_bucket(abs(h - m))), a, mask)
+    k = emit_hashed(buf, k, on, T.GRAND_GP_HP_MP_DIST_GH,
+                    mix(mix(gs[10], mp), dist_bucket(abs(g - h))), a, mask)
+    k = emit_hashed(buf, k, on, T.GRAND_GW_HW_MP, mix(gs[11], mp), a, mask)
+    k = emit_hashed(buf, k, on, T.GRAND_GP_HW_MW, mix(gs[12], mw), a, mask)
+    k = emit_hashed(buf, k, on, T.GRAND_GW_HP_MW, mix(gs[13], mw), a, mask)
+    # does m lie between g and h, or beyond g (the configuration non-projectivity needs)?
+    k = emit_hashed(buf, k, on, T.GRAND_GP_HP_MP_SAME_SIDE_OF_G,
+                    mix(mix(gs[14], mp), np.int64((m > g) == (h > g))), a, mask)
+    k = emit_hashed(buf, k, on, T.GRAND_GP_HP_MP_MPL_MPR,
+                    mix(mix(mix(gs[15], mp), ctx(upos, m - 1)), ctx(upos, m + 1)), a, mask)
+    k = emit_hashed(buf, k, on, T.GRAND_GP_HPL_HP_HPR_MP, mix(gs[16], mp), a, mask)
+    k = emit_hashed(buf, k, on, T.GRAND_GW_HW_MW, mix(gs[17], mw), a, mask)
+    if cluster[0] != 0:
         mc = cluster[m] & CFINE
-        k = emit(buf, k, on, T.GRAND_GC_HP_MC, (gc, hp, mc), a, mask)
-        k = emit(buf, k, on, T.GRAND_GP_HC_MC, (gp, hc, mc), a, mask)
-        k = emit(buf, k, on, T.GRAND_GC_HC_MP, (gc, hc, mp), a, mask)
-        k = emit(buf, k, on, T.GRAND_GCC_HCC_MCC,
-                (cluster[g] >> CSHIFT, cluster[h] >> CSHIFT, cluster[m] >> CSHIFT), a, mask)
-        k = emit(buf, k, on, T.GRAND_GC_MC, (gc, mc), a, mask)
+        k = emit_hashed(buf, k, on, T.GRAND_GC_HP_MC, mix(gs[18], mc), a, mask)
+        k = emit_hashed(buf, k, on, T.GRAND_GP_HC_MC, mix(gs[19], mc), a, mask)
+        k = emit_hashed(buf, k, on, T.GRAND_GC_HC_MP, mix(gs[20], mp), a, mask)
+        k = emit_hashed(buf, k, on, T.GRAND_GCC_HCC_MCC, mix(gs[21], cluster[m] >> CSHIFT), a,
+                        mask)
+        k = emit_hashed(buf, k, on, T.GRAND_GC_MC, mix(gs[22], mc), a, mask)
     # morphology of m (VerbForm, PronType, Case ...) with the UPOS of g and h
     for j in range(feat_ptr[m], min(feat_ptr[m + 1], feat_ptr[m] + 6)):
-        k = emit(buf, k, on, T.GRAND_GP_HP_MP_MFEAT, (gp, hp, mp, feat_ids[j]), a, mask)
+        k = emit_hashed(buf, k, on, T.GRAND_GP_HP_MP_MFEAT, mix(mix(gs[23], mp), feat_ids[j]), a,
+                        mask)
     return k
+
+
+@nb.njit(cache=True)
+def grand_features(g, h, m, form, upos, xpos, cluster, feat_ptr, feat_ids, mask, on, buf):
+    """Features of the grandparent part ``g -> h -> m``.
+
+    Hashed in two steps, the atoms of ``g`` and ``h`` first (:func:`_grand_head`, then
+    :func:`_grand_emit`): :func:`fill_scores` hashes the first once per grandparent and head.
+    """
+    gs = np.empty(N_GRAND_STATES, dtype=np.uint64)
+    _grand_head(g, h, form, upos, xpos, cluster, gs)
+    return _grand_emit(g, h, m, gs, form, upos, xpos, cluster, feat_ptr, feat_ids, mask, on,
+                       buf)
 
 
 @nb.njit(cache=True, inline="always")
@@ -564,6 +617,7 @@ def fill_scores(words, weights, order, keep, parts):
     Wm = table_width(cand_len)
     S = np.empty((Wm, Wm))
     G = np.empty(Wm)
+    gs = np.empty(N_GRAND_STATES, dtype=np.uint64)
     for h in range(N):
         for d in range(2):
             L = cand_len[h, d]
@@ -585,9 +639,10 @@ def fill_scores(words, weights, order, keep, parts):
                 o = parts.tab_off[parts.gp_off[h] + gi, d]
                 grand = order == 2 and g >= 0
                 if grand:
+                    _grand_head(g, h, form, upos, words.xpos, cluster, gs)
                     for q in range(L):
-                        k = grand_features(g, h, cand[c0 + q], form, upos, words.xpos, cluster,
-                                           words.feat_ptr, words.feat_ids, mask, on, buf)
+                        k = _grand_emit(g, h, cand[c0 + q], gs, form, upos, words.xpos, cluster,
+                                        words.feat_ptr, words.feat_ids, mask, on, buf)
                         G[q] = dot(w, buf, k)
                     G[L] = 0.0
                 # the grand-sibling hashes of (g, h), then of (g, h, s), once (gsib_features)
