@@ -420,3 +420,90 @@ def test_grand_features_equal_the_full_hash_of_every_template(clusters, switches
                                                        lists[6], lists[7], lists[8], MASK, on)
                 seen += k
     assert seen > 0
+
+
+# ---------------------------------------------------------------------------------------
+# siblings: the atoms of (h, s) hashed once per head and previous modifier (fill_scores)
+
+
+def _sib_twin(h, s, m, d, form, lemma, upos, xpos, cluster, mask, on):
+    """The sibling feature indices of ``s -> m`` under ``h``: the kernel as it was before it
+    hashed the atoms of ``h`` and ``s`` once, in plain Python."""
+    a = int(64 + d)
+    hp = upos[h]
+    hw = form[h]
+    sp = START if s < 0 else upos[s]
+    sw = START if s < 0 else form[s]
+    mp = END if m < 0 else upos[m]
+    mw = END if m < 0 else form[m]
+    out = []
+    _one(out, on, T.SIB_HP_SP_MP, (hp, sp, mp), a, mask)
+    _one(out, on, T.SIB_SP_MP, (sp, mp), a, mask)
+    _one(out, on, T.SIB_SW_MW, (sw, mw), a, mask)
+    _one(out, on, T.SIB_SW_MP, (sw, mp), a, mask)
+    _one(out, on, T.SIB_SP_MW, (sp, mw), a, mask)
+    _one(out, on, T.SIB_HW_SP_MP, (hw, sp, mp), a, mask)
+    _one(out, on, T.SIB_HP_SW_MP, (hp, sw, mp), a, mask)
+    _one(out, on, T.SIB_HP_SP_MW, (hp, sp, mw), a, mask)
+    if s >= 0 and m >= 0:
+        _one(out, on, T.SIB_HP_SP_MP_DIST_SM, (hp, sp, mp, _dist(abs(m - s))), a, mask)
+    sx = START if s < 0 else xpos[s]
+    mx = END if m < 0 else xpos[m]
+    _one(out, on, T.SIB_HX_SX_MX, (xpos[h], sx, mx), a, mask)
+    _one(out, on, T.SIB_HP_SW_MW, (hp, sw, mw), a, mask)
+    if m < 0:
+        # how far the last modifier (or the head) is from the sentence edge on that side
+        last = h if s < 0 else s
+        rest = last - 1 if d == 0 else len(form) - 1 - last
+        _one(out, on, T.SIB_HP_SP_EDGE_DIST, (hp, sp, _dist(rest), 0), a, mask)
+    _one(out, on, T.SIB_HL_SP_MP, (lemma[h], sp, mp), a, mask)
+    if cluster[0] != 0:
+        sc = START if s < 0 else cluster[s] & CFINE
+        mc = END if m < 0 else cluster[m] & CFINE
+        scc = START if s < 0 else cluster[s] >> CSHIFT
+        mcc = END if m < 0 else cluster[m] >> CSHIFT
+        _one(out, on, T.SIB_HP_SC_MC, (hp, sc, mc), a, mask)
+        _one(out, on, T.SIB_SC_MC, (sc, mc), a, mask)
+        _one(out, on, T.SIB_HP_SCC_MCC, (hp, scc, mcc), a, mask)
+        _one(out, on, T.SIB_HC_SP_MP, (cluster[h] & CFINE, sp, mp), a, mask)
+        _one(out, on, T.SIB_HP_SP_MC, (hp, sp, mc), a, mask)
+        _one(out, on, T.SIB_HP_SC_MP, (hp, sc, mp), a, mask)
+    if m >= 0:
+        # the UPOS between the previous sibling (or the head) and m, each distinct tag once:
+        # punctuation and conjunctions there are the evidence of coordination and clause
+        # boundaries
+        prev = h if s < 0 else s
+        if abs(m - prev) > 1:
+            for bp, _ in _between(upos, prev, m):
+                _one(out, on, T.SIB_HP_SP_MP_BETWEEN, (hp, sp, mp, bp), a, mask)
+                _one(out, on, T.SIB_SP_MP_BETWEEN, (sp, mp, bp), a, mask)
+        if s >= 0:
+            _one(out, on, T.SIB_SP_MP_DIST_SM, (sp, mp, _dist(abs(m - s))), a, mask)
+    return out
+
+
+
+@pytest.mark.parametrize("clusters", [False, True])
+@pytest.mark.parametrize("switches", ["all", "off", "record"])
+def test_sib_features_equal_the_full_hash_of_every_template(clusters, switches):
+    rng = np.random.default_rng(13 + clusters)
+    words = _random_words(rng, 9, clusters)
+    off = ",".join(sorted(parser_templates(("SIB",)))[2::3])
+    on = {"all": ALL_TEMPLATES, "off": template_switches(off),
+          "record": template_switches(record=True)}[switches]
+    lists = [[int(x) for x in a] for a in words]
+    N = len(words.form)
+    buf = np.empty(MAX_FEATS, dtype=np.int64)
+    seen = 0
+    for h in range(N):
+        for s in range(-1, N):
+            for m in range(-1, N):
+                if h in (s, m) or (s == m and s >= 0):
+                    continue
+                for d in range(2):
+                    k = sib_features(h, s, m, d, words.form, words.lemma, words.upos,
+                                     words.xpos, words.cluster, np.uint64(MASK), on, buf)
+                    assert buf[:k].tolist() == _sib_twin(h, s, m, d, *lists[:4], lists[6],
+                                                         MASK, on)
+                    seen += k
+    assert seen > 0

@@ -337,51 +337,85 @@ def arc_features(h, m, form, lemma, upos, xpos, prefix, suffix, cluster, feat_pt
                      feat_ids, mask, on, buf)
 
 
-@nb.njit(cache=True)
-def sib_features(h, s, m, d, form, lemma, upos, xpos, cluster, mask, on, buf):
-    """Features of the sibling transition ``s -> m`` of head ``h`` on side ``d``.
+#: The hash states of the sibling templates after their atoms of ``h`` and ``s``
+#: (:func:`_sib_prev`), one per slot.
+N_SIB_STATES = 22
 
-    ``s = -1`` is START, ``m = -1`` is END.
-    """
-    a = np.uint64(64 + d)
+
+@nb.njit(cache=True)
+def _sib_prev(h, s, form, lemma, upos, xpos, cluster, ss):
+    """Write into ``ss`` the hash states of the sibling templates after their leading atoms
+    of the head ``h`` and the previous modifier ``s`` (START as -1), in the slots that
+    :func:`_sib_emit` reads: shared by every next modifier."""
     hp = upos[h]
     hw = form[h]
     sp = START if s < 0 else upos[s]
     sw = START if s < 0 else form[s]
+    ss[0] = mix(template(T.SIB_HP_SP_MP, hp), sp)
+    ss[1] = template(T.SIB_SP_MP, sp)
+    ss[2] = template(T.SIB_SW_MW, sw)
+    ss[3] = template(T.SIB_SW_MP, sw)
+    ss[4] = template(T.SIB_SP_MW, sp)
+    ss[5] = mix(template(T.SIB_HW_SP_MP, hw), sp)
+    ss[6] = mix(template(T.SIB_HP_SW_MP, hp), sw)
+    ss[7] = mix(template(T.SIB_HP_SP_MW, hp), sp)
+    ss[8] = mix(template(T.SIB_HP_SP_MP_DIST_SM, hp), sp)
+    ss[9] = mix(template(T.SIB_HX_SX_MX, xpos[h]), START if s < 0 else xpos[s])
+    ss[10] = mix(template(T.SIB_HP_SW_MW, hp), sw)
+    ss[11] = mix(template(T.SIB_HP_SP_EDGE_DIST, hp), sp)
+    ss[12] = mix(template(T.SIB_HL_SP_MP, lemma[h]), sp)
+    if cluster[0] != 0:
+        sc = START if s < 0 else cluster[s] & CFINE
+        scc = START if s < 0 else cluster[s] >> CSHIFT
+        ss[13] = mix(template(T.SIB_HP_SC_MC, hp), sc)
+        ss[14] = template(T.SIB_SC_MC, sc)
+        ss[15] = mix(template(T.SIB_HP_SCC_MCC, hp), scc)
+        ss[16] = mix(template(T.SIB_HC_SP_MP, cluster[h] & CFINE), sp)
+        ss[17] = mix(template(T.SIB_HP_SP_MC, hp), sp)
+        ss[18] = mix(template(T.SIB_HP_SC_MP, hp), sc)
+    ss[19] = mix(template(T.SIB_HP_SP_MP_BETWEEN, hp), sp)
+    ss[20] = template(T.SIB_SP_MP_BETWEEN, sp)
+    ss[21] = template(T.SIB_SP_MP_DIST_SM, sp)
+
+
+@nb.njit(cache=True)
+def _sib_emit(h, s, m, d, ss, form, upos, xpos, cluster, mask, on, buf):
+    """The features of the sibling transition ``s -> m`` (:func:`sib_features`) from the
+    states ``ss`` of :func:`_sib_prev`: only the atoms of ``m`` (END as -1), the distances
+    and the words between are hashed here."""
+    a = np.uint64(64 + d)
     mp = END if m < 0 else upos[m]
     mw = END if m < 0 else form[m]
     k = 0
-    k = emit(buf, k, on, T.SIB_HP_SP_MP, (hp, sp, mp), a, mask)
-    k = emit(buf, k, on, T.SIB_SP_MP, (sp, mp), a, mask)
-    k = emit(buf, k, on, T.SIB_SW_MW, (sw, mw), a, mask)
-    k = emit(buf, k, on, T.SIB_SW_MP, (sw, mp), a, mask)
-    k = emit(buf, k, on, T.SIB_SP_MW, (sp, mw), a, mask)
-    k = emit(buf, k, on, T.SIB_HW_SP_MP, (hw, sp, mp), a, mask)
-    k = emit(buf, k, on, T.SIB_HP_SW_MP, (hp, sw, mp), a, mask)
-    k = emit(buf, k, on, T.SIB_HP_SP_MW, (hp, sp, mw), a, mask)
+    k = emit_hashed(buf, k, on, T.SIB_HP_SP_MP, mix(ss[0], mp), a, mask)
+    k = emit_hashed(buf, k, on, T.SIB_SP_MP, mix(ss[1], mp), a, mask)
+    k = emit_hashed(buf, k, on, T.SIB_SW_MW, mix(ss[2], mw), a, mask)
+    k = emit_hashed(buf, k, on, T.SIB_SW_MP, mix(ss[3], mp), a, mask)
+    k = emit_hashed(buf, k, on, T.SIB_SP_MW, mix(ss[4], mw), a, mask)
+    k = emit_hashed(buf, k, on, T.SIB_HW_SP_MP, mix(ss[5], mp), a, mask)
+    k = emit_hashed(buf, k, on, T.SIB_HP_SW_MP, mix(ss[6], mp), a, mask)
+    k = emit_hashed(buf, k, on, T.SIB_HP_SP_MW, mix(ss[7], mw), a, mask)
     if s >= 0 and m >= 0:
-        k = emit(buf, k, on, T.SIB_HP_SP_MP_DIST_SM, (hp, sp, mp, dist_bucket(abs(m - s))), a, mask)
-    sx = START if s < 0 else xpos[s]
-    mx = END if m < 0 else xpos[m]
-    k = emit(buf, k, on, T.SIB_HX_SX_MX, (xpos[h], sx, mx), a, mask)
-    k = emit(buf, k, on, T.SIB_HP_SW_MW, (hp, sw, mw), a, mask)
+        k = emit_hashed(buf, k, on, T.SIB_HP_SP_MP_DIST_SM,
+                        mix(mix(ss[8], mp), dist_bucket(abs(m - s))), a, mask)
+    k = emit_hashed(buf, k, on, T.SIB_HX_SX_MX, mix(ss[9], END if m < 0 else xpos[m]), a, mask)
+    k = emit_hashed(buf, k, on, T.SIB_HP_SW_MW, mix(ss[10], mw), a, mask)
     if m < 0:
         # how far the last modifier (or the head) is from the sentence edge on that side
         last = h if s < 0 else s
         rest = last - 1 if d == 0 else form.shape[0] - 1 - last
-        k = emit(buf, k, on, T.SIB_HP_SP_EDGE_DIST, (hp, sp, dist_bucket(rest), 0), a, mask)
-    k = emit(buf, k, on, T.SIB_HL_SP_MP, (lemma[h], sp, mp), a, mask)
+        k = emit_hashed(buf, k, on, T.SIB_HP_SP_EDGE_DIST,
+                        mix(mix(ss[11], dist_bucket(rest)), 0), a, mask)
+    k = emit_hashed(buf, k, on, T.SIB_HL_SP_MP, mix(ss[12], mp), a, mask)
     if cluster[0] != 0:
-        sc = START if s < 0 else cluster[s] & CFINE
         mc = END if m < 0 else cluster[m] & CFINE
-        scc = START if s < 0 else cluster[s] >> CSHIFT
         mcc = END if m < 0 else cluster[m] >> CSHIFT
-        k = emit(buf, k, on, T.SIB_HP_SC_MC, (hp, sc, mc), a, mask)
-        k = emit(buf, k, on, T.SIB_SC_MC, (sc, mc), a, mask)
-        k = emit(buf, k, on, T.SIB_HP_SCC_MCC, (hp, scc, mcc), a, mask)
-        k = emit(buf, k, on, T.SIB_HC_SP_MP, (cluster[h] & CFINE, sp, mp), a, mask)
-        k = emit(buf, k, on, T.SIB_HP_SP_MC, (hp, sp, mc), a, mask)
-        k = emit(buf, k, on, T.SIB_HP_SC_MP, (hp, sc, mp), a, mask)
+        k = emit_hashed(buf, k, on, T.SIB_HP_SC_MC, mix(ss[13], mc), a, mask)
+        k = emit_hashed(buf, k, on, T.SIB_SC_MC, mix(ss[14], mc), a, mask)
+        k = emit_hashed(buf, k, on, T.SIB_HP_SCC_MCC, mix(ss[15], mcc), a, mask)
+        k = emit_hashed(buf, k, on, T.SIB_HC_SP_MP, mix(ss[16], mp), a, mask)
+        k = emit_hashed(buf, k, on, T.SIB_HP_SP_MC, mix(ss[17], mc), a, mask)
+        k = emit_hashed(buf, k, on, T.SIB_HP_SC_MP, mix(ss[18], mp), a, mask)
     if m >= 0:
         # the UPOS between the previous sibling (or the head) and m, each distinct tag once:
         # punctuation and conjunctions there are the evidence of coordination and clause
@@ -392,11 +426,27 @@ def sib_features(h, s, m, d, form, lemma, upos, xpos, cluster, mask, on, buf):
             cnts = np.empty(64, dtype=np.int64)
             for j in range(tags_between(upos, prev, m, tags, cnts, False)):
                 bp = tags[j]
-                k = emit(buf, k, on, T.SIB_HP_SP_MP_BETWEEN, (hp, sp, mp, bp), a, mask)
-                k = emit(buf, k, on, T.SIB_SP_MP_BETWEEN, (sp, mp, bp), a, mask)
+                k = emit_hashed(buf, k, on, T.SIB_HP_SP_MP_BETWEEN, mix(mix(ss[19], mp), bp), a,
+                                mask)
+                k = emit_hashed(buf, k, on, T.SIB_SP_MP_BETWEEN, mix(mix(ss[20], mp), bp), a,
+                                mask)
         if s >= 0:
-            k = emit(buf, k, on, T.SIB_SP_MP_DIST_SM, (sp, mp, dist_bucket(abs(m - s))), a, mask)
+            k = emit_hashed(buf, k, on, T.SIB_SP_MP_DIST_SM,
+                            mix(mix(ss[21], mp), dist_bucket(abs(m - s))), a, mask)
     return k
+
+
+@nb.njit(cache=True)
+def sib_features(h, s, m, d, form, lemma, upos, xpos, cluster, mask, on, buf):
+    """Features of the sibling transition ``s -> m`` of head ``h`` on side ``d``.
+
+    ``s = -1`` is START, ``m = -1`` is END.  Hashed in two steps, the atoms of ``h`` and
+    ``s`` first (:func:`_sib_prev`, then :func:`_sib_emit`): :func:`fill_scores` hashes the
+    first once per head and previous modifier.
+    """
+    ss = np.empty(N_SIB_STATES, dtype=np.uint64)
+    _sib_prev(h, s, form, lemma, upos, xpos, cluster, ss)
+    return _sib_emit(h, s, m, d, ss, form, upos, xpos, cluster, mask, on, buf)
 
 
 #: The hash states of the grandparent templates after their atoms of ``g`` and ``h``
@@ -618,6 +668,7 @@ def fill_scores(words, weights, order, keep, parts):
     S = np.empty((Wm, Wm))
     G = np.empty(Wm)
     gs = np.empty(N_GRAND_STATES, dtype=np.uint64)
+    ss = np.empty(N_SIB_STATES, dtype=np.uint64)
     for h in range(N):
         for d in range(2):
             L = cand_len[h, d]
@@ -629,10 +680,10 @@ def fill_scores(words, weights, order, keep, parts):
                 continue
             for p in range(W1):
                 s = -1 if p == 0 else cand[c0 + p - 1]
+                _sib_prev(h, s, form, words.lemma, upos, words.xpos, cluster, ss)
                 for q in range(p, W1):
                     m = -1 if q == L else cand[c0 + q]
-                    k = sib_features(h, s, m, d, form, words.lemma, upos, words.xpos, cluster,
-                                     mask, on, buf)
+                    k = _sib_emit(h, s, m, d, ss, form, upos, words.xpos, cluster, mask, on, buf)
                     S[p, q] = dot(w, buf, k)
             for gi in range(parts.gp_len[h]):
                 g = parts.gp[parts.gp_off[h] + gi]
