@@ -23,8 +23,8 @@ import numpy as np
 from ..encoding.ids import BOS, CLUSTER_SHIFT, EOS
 
 __all__ = ["CFINE", "CSHIFT", "RECORD", "TID_SHIFT", "ctx", "dist_bucket", "dot", "mix", "emit",
-           "emit_hashed", "emit_pair", "emit_pair_hashed", "split_recorded", "tags_between",
-           "template"]
+           "emit_hashed", "emit_pair", "emit_pair_hashed", "fold", "split_recorded", "start",
+           "tags_between", "template"]
 
 #: The fine class of a contextual class code is ``code & CFINE``, the coarse ``code >> CSHIFT``
 #: (:func:`depparse.encoding.ids.cluster_code`).
@@ -99,7 +99,7 @@ def emit_pair(buf, k, on, tid, atoms, att1, att2, mask):
     return k + 2
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True)
 def emit_hashed(buf, k, on, tid, hv, att, mask):
     """:func:`emit` for a feature whose atoms are already folded into ``hv``
     (``template(tid, a0)`` and :func:`mix` of every further atom, in order): the same index,
@@ -120,6 +120,21 @@ def emit_pair_hashed(buf, k, on, tid, hv, att1, att2, mask):
     buf[k] = _index(hv, att1, mask, tid, on)
     buf[k + 1] = _index(hv, att2, mask, tid, on)
     return k + 2
+
+
+@nb.njit(cache=True)
+def start(tmpl, a):
+    """:func:`template` as a called kernel, and :func:`fold` likewise :func:`mix`: for the
+    kernels that hash prefixes of templates (:mod:`.parts`), whose hundreds of calls would
+    each be inlined at the level of Numba's IR (inlined there, they tripled the compile time
+    of the part kernels; LLVM still inlines them, at no cost to run time)."""
+    return template(tmpl, a)
+
+
+@nb.njit(cache=True)
+def fold(hv, x):
+    """:func:`mix` as a called kernel (:func:`start`)."""
+    return mix(hv, x)
 
 
 def split_recorded(idx):

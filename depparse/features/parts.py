@@ -49,9 +49,9 @@ from .hashing import (
     emit_hashed,
     emit_pair,
     emit_pair_hashed,
-    mix,
+    fold,
+    start,
     tags_between,
-    template,
 )
 
 __all__ = ["ALL_TEMPLATES", "ARC", "SIB", "GRAND", "GSIB", "HB", "FAMILY_NAMES", "FEATURE_SET",
@@ -144,63 +144,63 @@ def _arc_head(h, form, lemma, upos, xpos, prefix, suffix, cluster, hs):
     hp = upos[h]
     hl = lemma[h]
     hx = xpos[h]
-    hs[0] = template(T.ARC_BIAS, 0)
-    hs[1] = mix(template(T.ARC_HW_HP, hw), hp)
-    hs[2] = template(T.ARC_HW, hw)
-    hs[3] = template(T.ARC_HP, hp)
-    hs[4] = mix(template(T.ARC_HW_HP_MW_MP, hw), hp)
-    hs[5] = template(T.ARC_HP_MW_MP, hp)
-    hs[6] = template(T.ARC_HW_MW_MP, hw)
-    hs[7] = mix(template(T.ARC_HW_HP_MP, hw), hp)
-    hs[8] = mix(template(T.ARC_HW_HP_MW, hw), hp)
-    hs[9] = template(T.ARC_HW_MW, hw)
-    hs[10] = template(T.ARC_HP_MP, hp)
-    hs[11] = template(T.ARC_HL_ML, hl)
-    hs[12] = template(T.ARC_HL_MP, hl)
-    hs[13] = template(T.ARC_HP_ML, hp)
-    hs[14] = mix(template(T.ARC_HL_HP, hl), hp)
-    hs[15] = template(T.ARC_HSUF_MSUF, suffix[h])
-    hs[16] = mix(template(T.ARC_HSUF_HP_MP, suffix[h]), hp)
-    hs[17] = template(T.ARC_HP_MSUF_MP, hp)
-    hs[18] = mix(template(T.ARC_HPRE_HP_MP, prefix[h]), hp)
-    hs[19] = template(T.ARC_HP_MPRE_MP, hp)
-    hs[20] = template(T.ARC_HX_MX, hx)
-    hs[21] = mix(template(T.ARC_HW_HX_MX, hw), hx)
-    hs[22] = template(T.ARC_HX_MW_MX, hx)
-    hs[23] = template(T.ARC_HX_MX_HP, hx)
-    hs[24] = mix(template(T.ARC_HX_HXR_MXL_MX, hx), ctx(xpos, h + 1))
-    hs[25] = mix(template(T.ARC_HXL_HX_MX_MXR, ctx(xpos, h - 1)), hx)
+    hs[0] = start(T.ARC_BIAS, 0)
+    hs[1] = fold(start(T.ARC_HW_HP, hw), hp)
+    hs[2] = start(T.ARC_HW, hw)
+    hs[3] = start(T.ARC_HP, hp)
+    hs[4] = fold(start(T.ARC_HW_HP_MW_MP, hw), hp)
+    hs[5] = start(T.ARC_HP_MW_MP, hp)
+    hs[6] = start(T.ARC_HW_MW_MP, hw)
+    hs[7] = fold(start(T.ARC_HW_HP_MP, hw), hp)
+    hs[8] = fold(start(T.ARC_HW_HP_MW, hw), hp)
+    hs[9] = start(T.ARC_HW_MW, hw)
+    hs[10] = start(T.ARC_HP_MP, hp)
+    hs[11] = start(T.ARC_HL_ML, hl)
+    hs[12] = start(T.ARC_HL_MP, hl)
+    hs[13] = start(T.ARC_HP_ML, hp)
+    hs[14] = fold(start(T.ARC_HL_HP, hl), hp)
+    hs[15] = start(T.ARC_HSUF_MSUF, suffix[h])
+    hs[16] = fold(start(T.ARC_HSUF_HP_MP, suffix[h]), hp)
+    hs[17] = start(T.ARC_HP_MSUF_MP, hp)
+    hs[18] = fold(start(T.ARC_HPRE_HP_MP, prefix[h]), hp)
+    hs[19] = start(T.ARC_HP_MPRE_MP, hp)
+    hs[20] = start(T.ARC_HX_MX, hx)
+    hs[21] = fold(start(T.ARC_HW_HX_MX, hw), hx)
+    hs[22] = start(T.ARC_HX_MW_MX, hx)
+    hs[23] = start(T.ARC_HX_MX_HP, hx)
+    hs[24] = fold(start(T.ARC_HX_HXR_MXL_MX, hx), ctx(xpos, h + 1))
+    hs[25] = fold(start(T.ARC_HXL_HX_MX_MXR, ctx(xpos, h - 1)), hx)
     if cluster[0] != 0:
         hc = cluster[h] & CFINE
         hcc = cluster[h] >> CSHIFT
-        hs[26] = template(T.ARC_HC_MC, hc)
-        hs[27] = template(T.ARC_HCC_MCC, hcc)
-        hs[28] = mix(template(T.ARC_HC_HP_MP, hc), hp)
-        hs[29] = template(T.ARC_HP_MC_MP, hp)
-        hs[30] = mix(template(T.ARC_HCC_HP_MCC_MP, hcc), hp)
-        hs[31] = mix(template(T.ARC_HC_HP_MC_MP, hc), hp)
-        hs[32] = template(T.ARC_HC_MW, hc)
-        hs[33] = template(T.ARC_HW_MC, hw)
-        hs[34] = mix(template(T.ARC_HCC_HP_MP, hcc), hp)
-        hs[35] = template(T.ARC_HP_MCC_MP, hp)
-        hs[36] = mix(template(T.ARC_HC_HP, hc), hp)
+        hs[26] = start(T.ARC_HC_MC, hc)
+        hs[27] = start(T.ARC_HCC_MCC, hcc)
+        hs[28] = fold(start(T.ARC_HC_HP_MP, hc), hp)
+        hs[29] = start(T.ARC_HP_MC_MP, hp)
+        hs[30] = fold(start(T.ARC_HCC_HP_MCC_MP, hcc), hp)
+        hs[31] = fold(start(T.ARC_HC_HP_MC_MP, hc), hp)
+        hs[32] = start(T.ARC_HC_MW, hc)
+        hs[33] = start(T.ARC_HW_MC, hw)
+        hs[34] = fold(start(T.ARC_HCC_HP_MP, hcc), hp)
+        hs[35] = start(T.ARC_HP_MCC_MP, hp)
+        hs[36] = fold(start(T.ARC_HC_HP, hc), hp)
     hpl = ctx(upos, h - 1)
     hpr = ctx(upos, h + 1)
-    hs[37] = mix(template(T.ARC_HP_HPR_MPL_MP, hp), hpr)
-    hs[38] = mix(template(T.ARC_HPL_HP_MPL_MP, hpl), hp)
-    hs[39] = mix(template(T.ARC_HP_HPR_MP_MPR, hp), hpr)
-    hs[40] = mix(template(T.ARC_HPL_HP_MP_MPR, hpl), hp)
-    hs[41] = mix(template(T.ARC_HP_HPR_MP, hp), hpr)
-    hs[42] = template(T.ARC_HP_MPL_MP, hp)
-    hs[43] = mix(template(T.ARC_HPL_HP_MP, hpl), hp)
-    hs[44] = template(T.ARC_HP_MP_MPR, hp)
-    hs[45] = template(T.ARC_HW_MPL_MP, hw)
-    hs[46] = template(T.ARC_HW_MP_MPR, hw)
-    hs[47] = mix(template(T.ARC_HPL_HP_MW, hpl), hp)
-    hs[48] = mix(template(T.ARC_HP_HPR_MW, hp), hpr)
-    hs[49] = template(T.ARC_HP_MP_HB_MB, hp)
-    hs[50] = template(T.ARC_HP_MW_HB_MB, hp)
-    hs[51] = template(T.ARC_HP_BETWEEN_MP, hp)
+    hs[37] = fold(start(T.ARC_HP_HPR_MPL_MP, hp), hpr)
+    hs[38] = fold(start(T.ARC_HPL_HP_MPL_MP, hpl), hp)
+    hs[39] = fold(start(T.ARC_HP_HPR_MP_MPR, hp), hpr)
+    hs[40] = fold(start(T.ARC_HPL_HP_MP_MPR, hpl), hp)
+    hs[41] = fold(start(T.ARC_HP_HPR_MP, hp), hpr)
+    hs[42] = start(T.ARC_HP_MPL_MP, hp)
+    hs[43] = fold(start(T.ARC_HPL_HP_MP, hpl), hp)
+    hs[44] = start(T.ARC_HP_MP_MPR, hp)
+    hs[45] = start(T.ARC_HW_MPL_MP, hw)
+    hs[46] = start(T.ARC_HW_MP_MPR, hw)
+    hs[47] = fold(start(T.ARC_HPL_HP_MW, hpl), hp)
+    hs[48] = fold(start(T.ARC_HP_HPR_MW, hp), hpr)
+    hs[49] = start(T.ARC_HP_MP_HB_MB, hp)
+    hs[50] = start(T.ARC_HP_MW_HB_MB, hp)
+    hs[51] = start(T.ARC_HP_BETWEEN_MP, hp)
 
 
 @nb.njit(cache=True)
@@ -225,92 +225,92 @@ def _arc_emit(h, m, hs, form, lemma, upos, xpos, prefix, suffix, cluster, feat_p
     k = emit_pair(buf, k, on, T.ARC_MW_MP, (mw, mp), a1, a2, mask)
     k = emit_pair(buf, k, on, T.ARC_MW, (mw,), a1, a2, mask)
     k = emit_pair(buf, k, on, T.ARC_MP, (mp,), a1, a2, mask)
-    k = emit_pair_hashed(buf, k, on, T.ARC_HW_HP_MW_MP, mix(mix(hs[4], mw), mp), a1, a2, mask)
-    k = emit_pair_hashed(buf, k, on, T.ARC_HP_MW_MP, mix(mix(hs[5], mw), mp), a1, a2, mask)
-    k = emit_pair_hashed(buf, k, on, T.ARC_HW_MW_MP, mix(mix(hs[6], mw), mp), a1, a2, mask)
-    k = emit_pair_hashed(buf, k, on, T.ARC_HW_HP_MP, mix(hs[7], mp), a1, a2, mask)
-    k = emit_pair_hashed(buf, k, on, T.ARC_HW_HP_MW, mix(hs[8], mw), a1, a2, mask)
-    k = emit_pair_hashed(buf, k, on, T.ARC_HW_MW, mix(hs[9], mw), a1, a2, mask)
-    k = emit_pair_hashed(buf, k, on, T.ARC_HP_MP, mix(hs[10], mp), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HW_HP_MW_MP, fold(fold(hs[4], mw), mp), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HP_MW_MP, fold(fold(hs[5], mw), mp), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HW_MW_MP, fold(fold(hs[6], mw), mp), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HW_HP_MP, fold(hs[7], mp), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HW_HP_MW, fold(hs[8], mw), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HW_MW, fold(hs[9], mw), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HP_MP, fold(hs[10], mp), a1, a2, mask)
     # lemmas
-    k = emit_pair_hashed(buf, k, on, T.ARC_HL_ML, mix(hs[11], ml), a1, a2, mask)
-    k = emit_pair_hashed(buf, k, on, T.ARC_HL_MP, mix(hs[12], mp), a1, a2, mask)
-    k = emit_pair_hashed(buf, k, on, T.ARC_HP_ML, mix(hs[13], ml), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HL_ML, fold(hs[11], ml), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HL_MP, fold(hs[12], mp), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HP_ML, fold(hs[13], ml), a1, a2, mask)
     k = emit_pair_hashed(buf, k, on, T.ARC_HL_HP, hs[14], a1, a2, mask)
     k = emit_pair(buf, k, on, T.ARC_ML_MP, (ml, mp), a1, a2, mask)
     # affixes
-    k = emit_pair_hashed(buf, k, on, T.ARC_HSUF_MSUF, mix(hs[15], suffix[m]), a1, a2, mask)
-    k = emit_pair_hashed(buf, k, on, T.ARC_HSUF_HP_MP, mix(hs[16], mp), a1, a2, mask)
-    k = emit_pair_hashed(buf, k, on, T.ARC_HP_MSUF_MP, mix(mix(hs[17], suffix[m]), mp), a1, a2,
+    k = emit_pair_hashed(buf, k, on, T.ARC_HSUF_MSUF, fold(hs[15], suffix[m]), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HSUF_HP_MP, fold(hs[16], mp), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HP_MSUF_MP, fold(fold(hs[17], suffix[m]), mp), a1, a2,
                          mask)
-    k = emit_pair_hashed(buf, k, on, T.ARC_HPRE_HP_MP, mix(hs[18], mp), a1, a2, mask)
-    k = emit_pair_hashed(buf, k, on, T.ARC_HP_MPRE_MP, mix(mix(hs[19], prefix[m]), mp), a1, a2,
+    k = emit_pair_hashed(buf, k, on, T.ARC_HPRE_HP_MP, fold(hs[18], mp), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HP_MPRE_MP, fold(fold(hs[19], prefix[m]), mp), a1, a2,
                          mask)
     # XPOS (language-specific tags)
     mx = xpos[m]
     mxl = ctx(xpos, m - 1)
     mxr = ctx(xpos, m + 1)
-    k = emit_pair_hashed(buf, k, on, T.ARC_HX_MX, mix(hs[20], mx), a1, a2, mask)
-    k = emit_pair_hashed(buf, k, on, T.ARC_HW_HX_MX, mix(hs[21], mx), a1, a2, mask)
-    k = emit_pair_hashed(buf, k, on, T.ARC_HX_MW_MX, mix(mix(hs[22], mw), mx), a1, a2, mask)
-    k = emit_pair_hashed(buf, k, on, T.ARC_HX_MX_HP, mix(mix(hs[23], mx), hp), a1, a2, mask)
-    k = emit_pair_hashed(buf, k, on, T.ARC_HX_HXR_MXL_MX, mix(mix(hs[24], mxl), mx), a1, a2,
+    k = emit_pair_hashed(buf, k, on, T.ARC_HX_MX, fold(hs[20], mx), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HW_HX_MX, fold(hs[21], mx), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HX_MW_MX, fold(fold(hs[22], mw), mx), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HX_MX_HP, fold(fold(hs[23], mx), hp), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HX_HXR_MXL_MX, fold(fold(hs[24], mxl), mx), a1, a2,
                          mask)
-    k = emit_pair_hashed(buf, k, on, T.ARC_HXL_HX_MX_MXR, mix(mix(hs[25], mx), mxr), a1, a2,
+    k = emit_pair_hashed(buf, k, on, T.ARC_HXL_HX_MX_MXR, fold(fold(hs[25], mx), mxr), a1, a2,
                          mask)
     # word clusters (Koo et al. 2008), when the model has them: fine and coarse classes
     if cluster[0] != 0:
         mc = cluster[m] & CFINE
         mcc = cluster[m] >> CSHIFT
-        k = emit_pair_hashed(buf, k, on, T.ARC_HC_MC, mix(hs[26], mc), a1, a2, mask)
-        k = emit_pair_hashed(buf, k, on, T.ARC_HCC_MCC, mix(hs[27], mcc), a1, a2, mask)
-        k = emit_pair_hashed(buf, k, on, T.ARC_HC_HP_MP, mix(hs[28], mp), a1, a2, mask)
-        k = emit_pair_hashed(buf, k, on, T.ARC_HP_MC_MP, mix(mix(hs[29], mc), mp), a1, a2, mask)
-        k = emit_pair_hashed(buf, k, on, T.ARC_HCC_HP_MCC_MP, mix(mix(hs[30], mcc), mp), a1, a2,
+        k = emit_pair_hashed(buf, k, on, T.ARC_HC_MC, fold(hs[26], mc), a1, a2, mask)
+        k = emit_pair_hashed(buf, k, on, T.ARC_HCC_MCC, fold(hs[27], mcc), a1, a2, mask)
+        k = emit_pair_hashed(buf, k, on, T.ARC_HC_HP_MP, fold(hs[28], mp), a1, a2, mask)
+        k = emit_pair_hashed(buf, k, on, T.ARC_HP_MC_MP, fold(fold(hs[29], mc), mp), a1, a2, mask)
+        k = emit_pair_hashed(buf, k, on, T.ARC_HCC_HP_MCC_MP, fold(fold(hs[30], mcc), mp), a1, a2,
                              mask)
-        k = emit_pair_hashed(buf, k, on, T.ARC_HC_HP_MC_MP, mix(mix(hs[31], mc), mp), a1, a2,
+        k = emit_pair_hashed(buf, k, on, T.ARC_HC_HP_MC_MP, fold(fold(hs[31], mc), mp), a1, a2,
                              mask)
-        k = emit_pair_hashed(buf, k, on, T.ARC_HC_MW, mix(hs[32], mw), a1, a2, mask)
-        k = emit_pair_hashed(buf, k, on, T.ARC_HW_MC, mix(hs[33], mc), a1, a2, mask)
-        k = emit_pair_hashed(buf, k, on, T.ARC_HCC_HP_MP, mix(hs[34], mp), a1, a2, mask)
-        k = emit_pair_hashed(buf, k, on, T.ARC_HP_MCC_MP, mix(mix(hs[35], mcc), mp), a1, a2,
+        k = emit_pair_hashed(buf, k, on, T.ARC_HC_MW, fold(hs[32], mw), a1, a2, mask)
+        k = emit_pair_hashed(buf, k, on, T.ARC_HW_MC, fold(hs[33], mc), a1, a2, mask)
+        k = emit_pair_hashed(buf, k, on, T.ARC_HCC_HP_MP, fold(hs[34], mp), a1, a2, mask)
+        k = emit_pair_hashed(buf, k, on, T.ARC_HP_MCC_MP, fold(fold(hs[35], mcc), mp), a1, a2,
                              mask)
         k = emit_pair_hashed(buf, k, on, T.ARC_HC_HP, hs[36], a1, a2, mask)
         k = emit_pair(buf, k, on, T.ARC_MC_MP, (mc, mp), a1, a2, mask)
     # surrounding UPOS
     mpl = ctx(upos, m - 1)
     mpr = ctx(upos, m + 1)
-    k = emit_pair_hashed(buf, k, on, T.ARC_HP_HPR_MPL_MP, mix(mix(hs[37], mpl), mp), a1, a2,
+    k = emit_pair_hashed(buf, k, on, T.ARC_HP_HPR_MPL_MP, fold(fold(hs[37], mpl), mp), a1, a2,
                          mask)
-    k = emit_pair_hashed(buf, k, on, T.ARC_HPL_HP_MPL_MP, mix(mix(hs[38], mpl), mp), a1, a2,
+    k = emit_pair_hashed(buf, k, on, T.ARC_HPL_HP_MPL_MP, fold(fold(hs[38], mpl), mp), a1, a2,
                          mask)
-    k = emit_pair_hashed(buf, k, on, T.ARC_HP_HPR_MP_MPR, mix(mix(hs[39], mp), mpr), a1, a2,
+    k = emit_pair_hashed(buf, k, on, T.ARC_HP_HPR_MP_MPR, fold(fold(hs[39], mp), mpr), a1, a2,
                          mask)
-    k = emit_pair_hashed(buf, k, on, T.ARC_HPL_HP_MP_MPR, mix(mix(hs[40], mp), mpr), a1, a2,
+    k = emit_pair_hashed(buf, k, on, T.ARC_HPL_HP_MP_MPR, fold(fold(hs[40], mp), mpr), a1, a2,
                          mask)
-    k = emit_pair_hashed(buf, k, on, T.ARC_HP_HPR_MP, mix(hs[41], mp), a1, a2, mask)
-    k = emit_pair_hashed(buf, k, on, T.ARC_HP_MPL_MP, mix(mix(hs[42], mpl), mp), a1, a2, mask)
-    k = emit_pair_hashed(buf, k, on, T.ARC_HPL_HP_MP, mix(hs[43], mp), a1, a2, mask)
-    k = emit_pair_hashed(buf, k, on, T.ARC_HP_MP_MPR, mix(mix(hs[44], mp), mpr), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HP_HPR_MP, fold(hs[41], mp), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HP_MPL_MP, fold(fold(hs[42], mpl), mp), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HPL_HP_MP, fold(hs[43], mp), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HP_MP_MPR, fold(fold(hs[44], mp), mpr), a1, a2, mask)
     # lexical context
-    k = emit_pair_hashed(buf, k, on, T.ARC_HW_MPL_MP, mix(mix(hs[45], mpl), mp), a1, a2, mask)
-    k = emit_pair_hashed(buf, k, on, T.ARC_HW_MP_MPR, mix(mix(hs[46], mp), mpr), a1, a2, mask)
-    k = emit_pair_hashed(buf, k, on, T.ARC_HPL_HP_MW, mix(hs[47], mw), a1, a2, mask)
-    k = emit_pair_hashed(buf, k, on, T.ARC_HP_HPR_MW, mix(hs[48], mw), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HW_MPL_MP, fold(fold(hs[45], mpl), mp), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HW_MP_MPR, fold(fold(hs[46], mp), mpr), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HPL_HP_MW, fold(hs[47], mw), a1, a2, mask)
+    k = emit_pair_hashed(buf, k, on, T.ARC_HP_HPR_MW, fold(hs[48], mw), a1, a2, mask)
     # sentence boundaries: the first and the last word (final punctuation, fronted phrases)
     N = form.shape[0]
     hb = 0 if h == 0 else (1 if h == 1 else 0) + (2 if h == N - 1 else 0)
     mb = (1 if m == 1 else 0) + (2 if m == N - 1 else 0)
-    k = emit_pair_hashed(buf, k, on, T.ARC_HP_MP_HB_MB, mix(mix(mix(hs[49], mp), hb), mb), a1,
+    k = emit_pair_hashed(buf, k, on, T.ARC_HP_MP_HB_MB, fold(fold(fold(hs[49], mp), hb), mb), a1,
                          a2, mask)
-    k = emit_hashed(buf, k, on, T.ARC_HP_MW_HB_MB, mix(mix(mix(hs[50], mw), hb), mb), a1, mask)
+    k = emit_hashed(buf, k, on, T.ARC_HP_MW_HB_MB, fold(fold(fold(hs[50], mw), hb), mb), a1, mask)
     # UPOS in between (each distinct tag once), and how often each tag occurs (capped at 3)
     if dist > 1:
         tags = np.empty(64, dtype=np.int64)
         cnts = np.empty(64, dtype=np.int64)
         for j in range(tags_between(upos, h, m, tags, cnts, True)):
             bp = tags[j]
-            k = emit_pair_hashed(buf, k, on, T.ARC_HP_BETWEEN_MP, mix(mix(hs[51], bp), mp), a1,
+            k = emit_pair_hashed(buf, k, on, T.ARC_HP_BETWEEN_MP, fold(fold(hs[51], bp), mp), a1,
                                  a2, mask)
             k = emit(buf, k, on, T.ARC_HP_BETWEEN_MP_COUNT, (hp, bp, mp, min(cnts[j], 3)), a1, mask)
     # morphology
@@ -351,31 +351,31 @@ def _sib_prev(h, s, form, lemma, upos, xpos, cluster, ss):
     hw = form[h]
     sp = START if s < 0 else upos[s]
     sw = START if s < 0 else form[s]
-    ss[0] = mix(template(T.SIB_HP_SP_MP, hp), sp)
-    ss[1] = template(T.SIB_SP_MP, sp)
-    ss[2] = template(T.SIB_SW_MW, sw)
-    ss[3] = template(T.SIB_SW_MP, sw)
-    ss[4] = template(T.SIB_SP_MW, sp)
-    ss[5] = mix(template(T.SIB_HW_SP_MP, hw), sp)
-    ss[6] = mix(template(T.SIB_HP_SW_MP, hp), sw)
-    ss[7] = mix(template(T.SIB_HP_SP_MW, hp), sp)
-    ss[8] = mix(template(T.SIB_HP_SP_MP_DIST_SM, hp), sp)
-    ss[9] = mix(template(T.SIB_HX_SX_MX, xpos[h]), START if s < 0 else xpos[s])
-    ss[10] = mix(template(T.SIB_HP_SW_MW, hp), sw)
-    ss[11] = mix(template(T.SIB_HP_SP_EDGE_DIST, hp), sp)
-    ss[12] = mix(template(T.SIB_HL_SP_MP, lemma[h]), sp)
+    ss[0] = fold(start(T.SIB_HP_SP_MP, hp), sp)
+    ss[1] = start(T.SIB_SP_MP, sp)
+    ss[2] = start(T.SIB_SW_MW, sw)
+    ss[3] = start(T.SIB_SW_MP, sw)
+    ss[4] = start(T.SIB_SP_MW, sp)
+    ss[5] = fold(start(T.SIB_HW_SP_MP, hw), sp)
+    ss[6] = fold(start(T.SIB_HP_SW_MP, hp), sw)
+    ss[7] = fold(start(T.SIB_HP_SP_MW, hp), sp)
+    ss[8] = fold(start(T.SIB_HP_SP_MP_DIST_SM, hp), sp)
+    ss[9] = fold(start(T.SIB_HX_SX_MX, xpos[h]), START if s < 0 else xpos[s])
+    ss[10] = fold(start(T.SIB_HP_SW_MW, hp), sw)
+    ss[11] = fold(start(T.SIB_HP_SP_EDGE_DIST, hp), sp)
+    ss[12] = fold(start(T.SIB_HL_SP_MP, lemma[h]), sp)
     if cluster[0] != 0:
         sc = START if s < 0 else cluster[s] & CFINE
         scc = START if s < 0 else cluster[s] >> CSHIFT
-        ss[13] = mix(template(T.SIB_HP_SC_MC, hp), sc)
-        ss[14] = template(T.SIB_SC_MC, sc)
-        ss[15] = mix(template(T.SIB_HP_SCC_MCC, hp), scc)
-        ss[16] = mix(template(T.SIB_HC_SP_MP, cluster[h] & CFINE), sp)
-        ss[17] = mix(template(T.SIB_HP_SP_MC, hp), sp)
-        ss[18] = mix(template(T.SIB_HP_SC_MP, hp), sc)
-    ss[19] = mix(template(T.SIB_HP_SP_MP_BETWEEN, hp), sp)
-    ss[20] = template(T.SIB_SP_MP_BETWEEN, sp)
-    ss[21] = template(T.SIB_SP_MP_DIST_SM, sp)
+        ss[13] = fold(start(T.SIB_HP_SC_MC, hp), sc)
+        ss[14] = start(T.SIB_SC_MC, sc)
+        ss[15] = fold(start(T.SIB_HP_SCC_MCC, hp), scc)
+        ss[16] = fold(start(T.SIB_HC_SP_MP, cluster[h] & CFINE), sp)
+        ss[17] = fold(start(T.SIB_HP_SP_MC, hp), sp)
+        ss[18] = fold(start(T.SIB_HP_SC_MP, hp), sc)
+    ss[19] = fold(start(T.SIB_HP_SP_MP_BETWEEN, hp), sp)
+    ss[20] = start(T.SIB_SP_MP_BETWEEN, sp)
+    ss[21] = start(T.SIB_SP_MP_DIST_SM, sp)
 
 
 @nb.njit(cache=True)
@@ -387,35 +387,35 @@ def _sib_emit(h, s, m, d, ss, form, upos, xpos, cluster, mask, on, buf):
     mp = END if m < 0 else upos[m]
     mw = END if m < 0 else form[m]
     k = 0
-    k = emit_hashed(buf, k, on, T.SIB_HP_SP_MP, mix(ss[0], mp), a, mask)
-    k = emit_hashed(buf, k, on, T.SIB_SP_MP, mix(ss[1], mp), a, mask)
-    k = emit_hashed(buf, k, on, T.SIB_SW_MW, mix(ss[2], mw), a, mask)
-    k = emit_hashed(buf, k, on, T.SIB_SW_MP, mix(ss[3], mp), a, mask)
-    k = emit_hashed(buf, k, on, T.SIB_SP_MW, mix(ss[4], mw), a, mask)
-    k = emit_hashed(buf, k, on, T.SIB_HW_SP_MP, mix(ss[5], mp), a, mask)
-    k = emit_hashed(buf, k, on, T.SIB_HP_SW_MP, mix(ss[6], mp), a, mask)
-    k = emit_hashed(buf, k, on, T.SIB_HP_SP_MW, mix(ss[7], mw), a, mask)
+    k = emit_hashed(buf, k, on, T.SIB_HP_SP_MP, fold(ss[0], mp), a, mask)
+    k = emit_hashed(buf, k, on, T.SIB_SP_MP, fold(ss[1], mp), a, mask)
+    k = emit_hashed(buf, k, on, T.SIB_SW_MW, fold(ss[2], mw), a, mask)
+    k = emit_hashed(buf, k, on, T.SIB_SW_MP, fold(ss[3], mp), a, mask)
+    k = emit_hashed(buf, k, on, T.SIB_SP_MW, fold(ss[4], mw), a, mask)
+    k = emit_hashed(buf, k, on, T.SIB_HW_SP_MP, fold(ss[5], mp), a, mask)
+    k = emit_hashed(buf, k, on, T.SIB_HP_SW_MP, fold(ss[6], mp), a, mask)
+    k = emit_hashed(buf, k, on, T.SIB_HP_SP_MW, fold(ss[7], mw), a, mask)
     if s >= 0 and m >= 0:
         k = emit_hashed(buf, k, on, T.SIB_HP_SP_MP_DIST_SM,
-                        mix(mix(ss[8], mp), dist_bucket(abs(m - s))), a, mask)
-    k = emit_hashed(buf, k, on, T.SIB_HX_SX_MX, mix(ss[9], END if m < 0 else xpos[m]), a, mask)
-    k = emit_hashed(buf, k, on, T.SIB_HP_SW_MW, mix(ss[10], mw), a, mask)
+                        fold(fold(ss[8], mp), dist_bucket(abs(m - s))), a, mask)
+    k = emit_hashed(buf, k, on, T.SIB_HX_SX_MX, fold(ss[9], END if m < 0 else xpos[m]), a, mask)
+    k = emit_hashed(buf, k, on, T.SIB_HP_SW_MW, fold(ss[10], mw), a, mask)
     if m < 0:
         # how far the last modifier (or the head) is from the sentence edge on that side
         last = h if s < 0 else s
         rest = last - 1 if d == 0 else form.shape[0] - 1 - last
         k = emit_hashed(buf, k, on, T.SIB_HP_SP_EDGE_DIST,
-                        mix(mix(ss[11], dist_bucket(rest)), 0), a, mask)
-    k = emit_hashed(buf, k, on, T.SIB_HL_SP_MP, mix(ss[12], mp), a, mask)
+                        fold(fold(ss[11], dist_bucket(rest)), 0), a, mask)
+    k = emit_hashed(buf, k, on, T.SIB_HL_SP_MP, fold(ss[12], mp), a, mask)
     if cluster[0] != 0:
         mc = END if m < 0 else cluster[m] & CFINE
         mcc = END if m < 0 else cluster[m] >> CSHIFT
-        k = emit_hashed(buf, k, on, T.SIB_HP_SC_MC, mix(ss[13], mc), a, mask)
-        k = emit_hashed(buf, k, on, T.SIB_SC_MC, mix(ss[14], mc), a, mask)
-        k = emit_hashed(buf, k, on, T.SIB_HP_SCC_MCC, mix(ss[15], mcc), a, mask)
-        k = emit_hashed(buf, k, on, T.SIB_HC_SP_MP, mix(ss[16], mp), a, mask)
-        k = emit_hashed(buf, k, on, T.SIB_HP_SP_MC, mix(ss[17], mc), a, mask)
-        k = emit_hashed(buf, k, on, T.SIB_HP_SC_MP, mix(ss[18], mp), a, mask)
+        k = emit_hashed(buf, k, on, T.SIB_HP_SC_MC, fold(ss[13], mc), a, mask)
+        k = emit_hashed(buf, k, on, T.SIB_SC_MC, fold(ss[14], mc), a, mask)
+        k = emit_hashed(buf, k, on, T.SIB_HP_SCC_MCC, fold(ss[15], mcc), a, mask)
+        k = emit_hashed(buf, k, on, T.SIB_HC_SP_MP, fold(ss[16], mp), a, mask)
+        k = emit_hashed(buf, k, on, T.SIB_HP_SP_MC, fold(ss[17], mc), a, mask)
+        k = emit_hashed(buf, k, on, T.SIB_HP_SC_MP, fold(ss[18], mp), a, mask)
     if m >= 0:
         # the UPOS between the previous sibling (or the head) and m, each distinct tag once:
         # punctuation and conjunctions there are the evidence of coordination and clause
@@ -426,13 +426,13 @@ def _sib_emit(h, s, m, d, ss, form, upos, xpos, cluster, mask, on, buf):
             cnts = np.empty(64, dtype=np.int64)
             for j in range(tags_between(upos, prev, m, tags, cnts, False)):
                 bp = tags[j]
-                k = emit_hashed(buf, k, on, T.SIB_HP_SP_MP_BETWEEN, mix(mix(ss[19], mp), bp), a,
+                k = emit_hashed(buf, k, on, T.SIB_HP_SP_MP_BETWEEN, fold(fold(ss[19], mp), bp), a,
                                 mask)
-                k = emit_hashed(buf, k, on, T.SIB_SP_MP_BETWEEN, mix(mix(ss[20], mp), bp), a,
+                k = emit_hashed(buf, k, on, T.SIB_SP_MP_BETWEEN, fold(fold(ss[20], mp), bp), a,
                                 mask)
         if s >= 0:
             k = emit_hashed(buf, k, on, T.SIB_SP_MP_DIST_SM,
-                            mix(mix(ss[21], mp), dist_bucket(abs(m - s))), a, mask)
+                            fold(fold(ss[21], mp), dist_bucket(abs(m - s))), a, mask)
     return k
 
 
@@ -463,34 +463,34 @@ def _grand_head(g, h, form, upos, xpos, cluster, gs):
     gw = form[g]
     hp = upos[h]
     hw = form[h]
-    gs[0] = mix(template(T.GRAND_GP_HP_MP, gp), hp)
-    gs[1] = template(T.GRAND_GP_MP, gp)
-    gs[2] = template(T.GRAND_GW_MP, gw)
-    gs[3] = template(T.GRAND_GP_MW, gp)
-    gs[4] = mix(template(T.GRAND_GW_HP_MP, gw), hp)
-    gs[5] = mix(template(T.GRAND_GP_HW_MP, gp), hw)
-    gs[6] = mix(template(T.GRAND_GP_HP_MW, gp), hp)
-    gs[7] = template(T.GRAND_GW_MW, gw)
-    gs[8] = mix(template(T.GRAND_GX_HX_MX, xpos[g]), xpos[h])
-    gs[9] = mix(template(T.GRAND_GP_HP_MP_DIST_HM, gp), hp)
-    gs[10] = mix(template(T.GRAND_GP_HP_MP_DIST_GH, gp), hp)
-    gs[11] = mix(template(T.GRAND_GW_HW_MP, gw), hw)
-    gs[12] = mix(template(T.GRAND_GP_HW_MW, gp), hw)
-    gs[13] = mix(template(T.GRAND_GW_HP_MW, gw), hp)
-    gs[14] = mix(template(T.GRAND_GP_HP_MP_SAME_SIDE_OF_G, gp), hp)
-    gs[15] = mix(template(T.GRAND_GP_HP_MP_MPL_MPR, gp), hp)
-    gs[16] = mix(mix(mix(template(T.GRAND_GP_HPL_HP_HPR_MP, gp), ctx(upos, h - 1)), hp),
+    gs[0] = fold(start(T.GRAND_GP_HP_MP, gp), hp)
+    gs[1] = start(T.GRAND_GP_MP, gp)
+    gs[2] = start(T.GRAND_GW_MP, gw)
+    gs[3] = start(T.GRAND_GP_MW, gp)
+    gs[4] = fold(start(T.GRAND_GW_HP_MP, gw), hp)
+    gs[5] = fold(start(T.GRAND_GP_HW_MP, gp), hw)
+    gs[6] = fold(start(T.GRAND_GP_HP_MW, gp), hp)
+    gs[7] = start(T.GRAND_GW_MW, gw)
+    gs[8] = fold(start(T.GRAND_GX_HX_MX, xpos[g]), xpos[h])
+    gs[9] = fold(start(T.GRAND_GP_HP_MP_DIST_HM, gp), hp)
+    gs[10] = fold(start(T.GRAND_GP_HP_MP_DIST_GH, gp), hp)
+    gs[11] = fold(start(T.GRAND_GW_HW_MP, gw), hw)
+    gs[12] = fold(start(T.GRAND_GP_HW_MW, gp), hw)
+    gs[13] = fold(start(T.GRAND_GW_HP_MW, gw), hp)
+    gs[14] = fold(start(T.GRAND_GP_HP_MP_SAME_SIDE_OF_G, gp), hp)
+    gs[15] = fold(start(T.GRAND_GP_HP_MP_MPL_MPR, gp), hp)
+    gs[16] = fold(fold(fold(start(T.GRAND_GP_HPL_HP_HPR_MP, gp), ctx(upos, h - 1)), hp),
                  ctx(upos, h + 1))
-    gs[17] = mix(template(T.GRAND_GW_HW_MW, gw), hw)
+    gs[17] = fold(start(T.GRAND_GW_HW_MW, gw), hw)
     if cluster[0] != 0:
         gc = cluster[g] & CFINE
         hc = cluster[h] & CFINE
-        gs[18] = mix(template(T.GRAND_GC_HP_MC, gc), hp)
-        gs[19] = mix(template(T.GRAND_GP_HC_MC, gp), hc)
-        gs[20] = mix(template(T.GRAND_GC_HC_MP, gc), hc)
-        gs[21] = mix(template(T.GRAND_GCC_HCC_MCC, cluster[g] >> CSHIFT), cluster[h] >> CSHIFT)
-        gs[22] = template(T.GRAND_GC_MC, gc)
-    gs[23] = mix(template(T.GRAND_GP_HP_MP_MFEAT, gp), hp)
+        gs[18] = fold(start(T.GRAND_GC_HP_MC, gc), hp)
+        gs[19] = fold(start(T.GRAND_GP_HC_MC, gp), hc)
+        gs[20] = fold(start(T.GRAND_GC_HC_MP, gc), hc)
+        gs[21] = fold(start(T.GRAND_GCC_HCC_MCC, cluster[g] >> CSHIFT), cluster[h] >> CSHIFT)
+        gs[22] = start(T.GRAND_GC_MC, gc)
+    gs[23] = fold(start(T.GRAND_GP_HP_MP_MFEAT, gp), hp)
 
 
 @nb.njit(cache=True)
@@ -502,40 +502,40 @@ def _grand_emit(g, h, m, gs, form, upos, xpos, cluster, feat_ptr, feat_ids, mask
     mp = upos[m]
     mw = form[m]
     k = 0
-    k = emit_hashed(buf, k, on, T.GRAND_GP_HP_MP, mix(gs[0], mp), a, mask)
-    k = emit_hashed(buf, k, on, T.GRAND_GP_MP, mix(gs[1], mp), a, mask)
-    k = emit_hashed(buf, k, on, T.GRAND_GW_MP, mix(gs[2], mp), a, mask)
-    k = emit_hashed(buf, k, on, T.GRAND_GP_MW, mix(gs[3], mw), a, mask)
-    k = emit_hashed(buf, k, on, T.GRAND_GW_HP_MP, mix(gs[4], mp), a, mask)
-    k = emit_hashed(buf, k, on, T.GRAND_GP_HW_MP, mix(gs[5], mp), a, mask)
-    k = emit_hashed(buf, k, on, T.GRAND_GP_HP_MW, mix(gs[6], mw), a, mask)
-    k = emit_hashed(buf, k, on, T.GRAND_GW_MW, mix(gs[7], mw), a, mask)
-    k = emit_hashed(buf, k, on, T.GRAND_GX_HX_MX, mix(gs[8], xpos[m]), a, mask)
+    k = emit_hashed(buf, k, on, T.GRAND_GP_HP_MP, fold(gs[0], mp), a, mask)
+    k = emit_hashed(buf, k, on, T.GRAND_GP_MP, fold(gs[1], mp), a, mask)
+    k = emit_hashed(buf, k, on, T.GRAND_GW_MP, fold(gs[2], mp), a, mask)
+    k = emit_hashed(buf, k, on, T.GRAND_GP_MW, fold(gs[3], mw), a, mask)
+    k = emit_hashed(buf, k, on, T.GRAND_GW_HP_MP, fold(gs[4], mp), a, mask)
+    k = emit_hashed(buf, k, on, T.GRAND_GP_HW_MP, fold(gs[5], mp), a, mask)
+    k = emit_hashed(buf, k, on, T.GRAND_GP_HP_MW, fold(gs[6], mw), a, mask)
+    k = emit_hashed(buf, k, on, T.GRAND_GW_MW, fold(gs[7], mw), a, mask)
+    k = emit_hashed(buf, k, on, T.GRAND_GX_HX_MX, fold(gs[8], xpos[m]), a, mask)
     k = emit_hashed(buf, k, on, T.GRAND_GP_HP_MP_DIST_HM,
-                    mix(mix(gs[9], mp), dist_bucket(abs(h - m))), a, mask)
+                    fold(fold(gs[9], mp), dist_bucket(abs(h - m))), a, mask)
     k = emit_hashed(buf, k, on, T.GRAND_GP_HP_MP_DIST_GH,
-                    mix(mix(gs[10], mp), dist_bucket(abs(g - h))), a, mask)
-    k = emit_hashed(buf, k, on, T.GRAND_GW_HW_MP, mix(gs[11], mp), a, mask)
-    k = emit_hashed(buf, k, on, T.GRAND_GP_HW_MW, mix(gs[12], mw), a, mask)
-    k = emit_hashed(buf, k, on, T.GRAND_GW_HP_MW, mix(gs[13], mw), a, mask)
+                    fold(fold(gs[10], mp), dist_bucket(abs(g - h))), a, mask)
+    k = emit_hashed(buf, k, on, T.GRAND_GW_HW_MP, fold(gs[11], mp), a, mask)
+    k = emit_hashed(buf, k, on, T.GRAND_GP_HW_MW, fold(gs[12], mw), a, mask)
+    k = emit_hashed(buf, k, on, T.GRAND_GW_HP_MW, fold(gs[13], mw), a, mask)
     # does m lie between g and h, or beyond g (the configuration non-projectivity needs)?
     k = emit_hashed(buf, k, on, T.GRAND_GP_HP_MP_SAME_SIDE_OF_G,
-                    mix(mix(gs[14], mp), np.int64((m > g) == (h > g))), a, mask)
+                    fold(fold(gs[14], mp), np.int64((m > g) == (h > g))), a, mask)
     k = emit_hashed(buf, k, on, T.GRAND_GP_HP_MP_MPL_MPR,
-                    mix(mix(mix(gs[15], mp), ctx(upos, m - 1)), ctx(upos, m + 1)), a, mask)
-    k = emit_hashed(buf, k, on, T.GRAND_GP_HPL_HP_HPR_MP, mix(gs[16], mp), a, mask)
-    k = emit_hashed(buf, k, on, T.GRAND_GW_HW_MW, mix(gs[17], mw), a, mask)
+                    fold(fold(fold(gs[15], mp), ctx(upos, m - 1)), ctx(upos, m + 1)), a, mask)
+    k = emit_hashed(buf, k, on, T.GRAND_GP_HPL_HP_HPR_MP, fold(gs[16], mp), a, mask)
+    k = emit_hashed(buf, k, on, T.GRAND_GW_HW_MW, fold(gs[17], mw), a, mask)
     if cluster[0] != 0:
         mc = cluster[m] & CFINE
-        k = emit_hashed(buf, k, on, T.GRAND_GC_HP_MC, mix(gs[18], mc), a, mask)
-        k = emit_hashed(buf, k, on, T.GRAND_GP_HC_MC, mix(gs[19], mc), a, mask)
-        k = emit_hashed(buf, k, on, T.GRAND_GC_HC_MP, mix(gs[20], mp), a, mask)
-        k = emit_hashed(buf, k, on, T.GRAND_GCC_HCC_MCC, mix(gs[21], cluster[m] >> CSHIFT), a,
+        k = emit_hashed(buf, k, on, T.GRAND_GC_HP_MC, fold(gs[18], mc), a, mask)
+        k = emit_hashed(buf, k, on, T.GRAND_GP_HC_MC, fold(gs[19], mc), a, mask)
+        k = emit_hashed(buf, k, on, T.GRAND_GC_HC_MP, fold(gs[20], mp), a, mask)
+        k = emit_hashed(buf, k, on, T.GRAND_GCC_HCC_MCC, fold(gs[21], cluster[m] >> CSHIFT), a,
                         mask)
-        k = emit_hashed(buf, k, on, T.GRAND_GC_MC, mix(gs[22], mc), a, mask)
+        k = emit_hashed(buf, k, on, T.GRAND_GC_MC, fold(gs[22], mc), a, mask)
     # morphology of m (VerbForm, PronType, Case ...) with the UPOS of g and h
     for j in range(feat_ptr[m], min(feat_ptr[m + 1], feat_ptr[m] + 6)):
-        k = emit_hashed(buf, k, on, T.GRAND_GP_HP_MP_MFEAT, mix(mix(gs[23], mp), feat_ids[j]), a,
+        k = emit_hashed(buf, k, on, T.GRAND_GP_HP_MP_MFEAT, fold(fold(gs[23], mp), feat_ids[j]), a,
                         mask)
     return k
 
@@ -553,51 +553,51 @@ def grand_features(g, h, m, form, upos, xpos, cluster, feat_ptr, feat_ids, mask,
                        buf)
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True)
 def _gsib_head(g, h, form, upos):
     """The hash states of the grand-sibling templates after their atoms of ``g`` and ``h``
     (in the order of :func:`_gsib_emit`): shared by every sibling pair of the automaton."""
     gp = upos[g]
     hp = upos[h]
-    return (mix(template(T.GSIB_GP_HP_SP_MP, gp), hp),
-            template(T.GSIB_GP_SP_MP, gp),
-            mix(template(T.GSIB_GW_HP_SP_MP, form[g]), hp),
-            template(T.GSIB_GP_SP_MW, gp),
-            template(T.GSIB_GP_SW_MP, gp),
-            mix(template(T.GSIB_GP_HP_SW_MW, gp), hp),
-            mix(template(T.GSIB_GP_HP_SP_MP_DIST_SM, gp), hp))
+    return (fold(start(T.GSIB_GP_HP_SP_MP, gp), hp),
+            start(T.GSIB_GP_SP_MP, gp),
+            fold(start(T.GSIB_GW_HP_SP_MP, form[g]), hp),
+            start(T.GSIB_GP_SP_MW, gp),
+            start(T.GSIB_GP_SW_MP, gp),
+            fold(start(T.GSIB_GP_HP_SW_MW, gp), hp),
+            fold(start(T.GSIB_GP_HP_SP_MP_DIST_SM, gp), hp))
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True)
 def _gsib_sibling(P, s, form, upos):
     """The states of :func:`_gsib_head` with the atom of the previous sibling ``s`` (START
     as -1) folded in: shared by every next sibling ``m``."""
     sp = START if s < 0 else upos[s]
     sw = START if s < 0 else form[s]
-    return (mix(P[0], sp), mix(P[1], sp), mix(P[2], sp), mix(P[3], sp), mix(P[4], sw),
-            mix(P[5], sw), mix(P[6], sp))
+    return (fold(P[0], sp), fold(P[1], sp), fold(P[2], sp), fold(P[3], sp), fold(P[4], sw),
+            fold(P[5], sw), fold(P[6], sp))
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True)
 def _gsib_emit(Q, s, m, a, form, upos, mask, on, buf):
     """Finish the grand-sibling features from the states ``Q`` of :func:`_gsib_sibling`
     with the atoms of ``m`` (END as -1); write their indices into ``buf``, return the count."""
     mp = END if m < 0 else upos[m]
     mw = END if m < 0 else form[m]
     k = 0
-    k = emit_hashed(buf, k, on, T.GSIB_GP_HP_SP_MP, mix(Q[0], mp), a, mask)
-    k = emit_hashed(buf, k, on, T.GSIB_GP_SP_MP, mix(Q[1], mp), a, mask)
-    k = emit_hashed(buf, k, on, T.GSIB_GW_HP_SP_MP, mix(Q[2], mp), a, mask)
-    k = emit_hashed(buf, k, on, T.GSIB_GP_SP_MW, mix(Q[3], mw), a, mask)
-    k = emit_hashed(buf, k, on, T.GSIB_GP_SW_MP, mix(Q[4], mp), a, mask)
-    k = emit_hashed(buf, k, on, T.GSIB_GP_HP_SW_MW, mix(Q[5], mw), a, mask)
+    k = emit_hashed(buf, k, on, T.GSIB_GP_HP_SP_MP, fold(Q[0], mp), a, mask)
+    k = emit_hashed(buf, k, on, T.GSIB_GP_SP_MP, fold(Q[1], mp), a, mask)
+    k = emit_hashed(buf, k, on, T.GSIB_GW_HP_SP_MP, fold(Q[2], mp), a, mask)
+    k = emit_hashed(buf, k, on, T.GSIB_GP_SP_MW, fold(Q[3], mw), a, mask)
+    k = emit_hashed(buf, k, on, T.GSIB_GP_SW_MP, fold(Q[4], mp), a, mask)
+    k = emit_hashed(buf, k, on, T.GSIB_GP_HP_SW_MW, fold(Q[5], mw), a, mask)
     if s >= 0 and m >= 0:
         k = emit_hashed(buf, k, on, T.GSIB_GP_HP_SP_MP_DIST_SM,
-                        mix(mix(Q[6], mp), dist_bucket(abs(m - s))), a, mask)
+                        fold(fold(Q[6], mp), dist_bucket(abs(m - s))), a, mask)
     return k
 
 
-@nb.njit(cache=True, inline="always")
+@nb.njit(cache=True)
 def _gsib_att(g, h, d):
     """The conjunction of the grand-sibling features: both directions."""
     return np.uint64(256 + (2 if h > g else 0) + d)
