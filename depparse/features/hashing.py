@@ -13,6 +13,13 @@ called: inlined at the level of Numba's IR into the more than a hundred places t
 they made :func:`~.parts.arc_features` alone take 48 s of CPU to compile instead of 3.9 s, and
 no faster afterwards (20,000 calls: 0.17 s inlined, 0.11 s called; ``benchmarks/compile_time.py``
 gives the compile time per kernel).
+
+Since the hash folds the atoms in order, the atoms that many parts share at the front of a
+template (the head's, for every modifier of a head) can be folded once: the part kernels of
+:mod:`.parts` keep such prefix states and finish each part with :func:`fold` and
+:func:`emit_hashed` / :func:`emit_pair_hashed`, the same indices as :func:`emit` /
+:func:`emit_pair` with every atom.  :func:`start` and :func:`fold` are :func:`template` and
+:func:`mix` as called kernels, for the same reason as :func:`emit`.
 """
 
 from __future__ import annotations

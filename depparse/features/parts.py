@@ -22,7 +22,14 @@ fine and coarse classes of the words to the arc, sibling and grandparent familie
 A single enumeration per family writes feature indices into a buffer; scoring (a dot product
 with the weights: :func:`score_arcs` for the parser's and the pruner's arcs, :func:`fill_scores`
 for all parts) and learning (adding to the weights: :func:`structure_features`) both use it,
-so they cannot disagree.  Every kernel takes the switches ``on`` of the templates
+so they cannot disagree.  Each family's enumeration is two steps: the hash states of its
+templates after their leading atoms of the head (and of the grandparent, or the previous
+sibling), then the atoms of the modifier (:func:`_arc_head` / :func:`_arc_emit`,
+:func:`_sib_prev` / :func:`_sib_emit`, :func:`_grand_head` / :func:`_grand_emit`,
+:func:`_gsib_head` / :func:`_gsib_sibling` / :func:`_gsib_emit`); the feature functions of
+one part run both, the scoring kernels run the first once per head (or pair, or sibling) and
+the second per part, about half the hashing of a part table (the same indices: the
+atoms are folded in the same order).  Every kernel takes the switches ``on`` of the templates
 (:func:`template_switches`): a model trained with a template budget leaves some out
 (``ModelConfig.templates_off``; :mod:`depparse.learn.sparsity`), and its kernels skip them.
 """
