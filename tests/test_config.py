@@ -125,11 +125,22 @@ def test_template_ids_are_unique_and_the_check_refuses_a_duplicate(monkeypatch):
         T._check_unique()
 
 
+# the steps of a part family's features (depparse.features.parts: the prefix states, then each
+# part), counted as the one kernel they make up
+_STEPS = {"_arc_head": "arc_features", "_arc_emit": "arc_features",
+          "_sib_prev": "sib_features", "_sib_emit": "sib_features",
+          "_grand_head": "grand_features", "_grand_emit": "grand_features",
+          "_gsib_head": "gsib_features", "_gsib_sibling": "gsib_features",
+          "_gsib_emit": "gsib_features"}
+
+
 def test_feature_kernels_use_only_registered_template_names():
-    """No kernel passes a bare number as template id (to ``template``, or to the parser's
-    ``emit``/``emit_pair``, whose fourth argument it is); every name of the table is used by exactly
-    one kernel (so no two kernels share a template), and every name a kernel uses is in the
-    table.  (``hashing.py`` defines the helpers, which take the id as a parameter.)"""
+    """No kernel passes a bare number as template id (to ``template`` / ``start``, or to the
+    parser's ``emit``/``emit_pair``/``emit_hashed``/``emit_pair_hashed``, whose fourth argument
+    it is); every name of the table is used by exactly one kernel (so no two kernels share a
+    template; the steps of one family's features count as one kernel), and every name a kernel
+    uses is in the table.  (``hashing.py`` defines the helpers, which take the id as a
+    parameter.)"""
     root = Path(depparse.__file__).parent / "features"
     used = {}
     for path in sorted(root.glob("*.py")):
@@ -142,12 +153,14 @@ def test_feature_kernels_use_only_registered_template_names():
                 if not isinstance(node, ast.Call):
                     continue
                 name = getattr(node.func, "id", "")
-                if name in ("template", "emit", "emit_pair"):
-                    arg = node.args[0 if name == "template" else 3]
+                if name in ("template", "start", "emit", "emit_pair", "emit_hashed",
+                            "emit_pair_hashed"):
+                    arg = node.args[0 if name in ("template", "start") else 3]
                     assert isinstance(arg, ast.Attribute) and arg.value.id == "T", (
                         f"{path.name}:{node.lineno}: template id must be a registry name")
                     assert arg.attr.split("_")[0] in T.FAMILIES, arg.attr
-                    used.setdefault(arg.attr, set()).add(f"{path.stem}.{fn.name}")
+                    kernel = _STEPS.get(fn.name, fn.name)
+                    used.setdefault(arg.attr, set()).add(f"{path.stem}.{kernel}")
     assert set(used) == set(T.registry()), set(T.registry()) ^ set(used)
     shared = {k: v for k, v in used.items() if len(v) > 1}
     assert not shared, shared

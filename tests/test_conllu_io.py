@@ -718,3 +718,25 @@ def test_read_whole_en_ewt_train(corpora_dir: Path) -> None:
     # speed is benchmarks/streaming.md's business)
     print(f"reading en_ewt train took {elapsed:.2f} s")
     assert len(sentences) == 12544 and sum(s.n for s in sentences) == 204577
+
+
+def test_whitespace_checks_are_str_isspace() -> None:
+    """with_tags and with_parse reject a value by one regex search (depparse.conllu.sentence):
+    ``\\s`` must be exactly str.isspace() over every code point, and the checks must still
+    reject what they rejected (a TAB in a lemma, any whitespace in a tag or a relation)."""
+    from depparse.conllu import sentence as S
+
+    chars = "".join(map(chr, range(0x110000)))
+    assert "".join(S._SPACE.findall(chars)) == "".join(c for c in chars if c.isspace())
+    assert "".join(S._BREAK.findall(chars)) == "\t\n\r"
+    s = read_sentence("1\tA\ta\tX\t_\t_\t0\troot\t_\t_\n\n")
+    assert s.with_tags(lemmas=["", "a b"]).lemmas[1] == "a b"  # spaces are fine in a lemma
+    for bad in ("a\tb", "a\nb", "a\rb"):
+        with pytest.raises(ValueError):
+            s.with_tags(lemmas=["", bad])
+    for bad in ("A B", "A\u00a0B", "A\u2003", "\u3000"):
+        with pytest.raises(ValueError):
+            s.with_tags(upos=["", bad])
+        with pytest.raises(ValueError):
+            s.with_parse([-1, 0], ["", bad])
+    assert s.with_tags(upos=["", "NOUN"]).upos[1] == "NOUN"

@@ -241,7 +241,7 @@ class Sentence:
                 v = values[m]
                 if not isinstance(v, str):
                     raise TypeError(f"{name}[{m}] must be str, got {type(v).__name__}")
-                if any(c in "\t\n\r" or (col > 2 and c.isspace()) for c in v):
+                if (_SPACE if col > 2 else _BREAK).search(v):
                     raise ValueError(f"{name}[{m}] = {v!r}: invalid {COLUMNS[col]} value")
                 arr[m] = empty if v in ("", "_") else v
             setattr(new, name, _readonly(arr))
@@ -391,10 +391,16 @@ class Sentence:
         return missing
 
 
+# ``\s`` of a str pattern is exactly str.isspace() (both Py_UNICODE_ISSPACE; a test holds them
+# equal over every code point): one regex search per value instead of a Python loop per character
+_SPACE = re.compile(r"\s")
+_BREAK = re.compile(r"[\t\n\r]")
+
+
 def _check_rel(rel: Any, m: int) -> None:
     if not isinstance(rel, str):
         raise TypeError(f"relation of word {m} must be str, got {type(rel).__name__}")
-    if rel and (rel.isspace() or any(c.isspace() for c in rel)):
+    if _SPACE.search(rel):
         raise ValueError(f"relation {rel!r} of word {m} contains whitespace")
 
 

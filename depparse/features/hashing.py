@@ -13,6 +13,13 @@ called: inlined at the level of Numba's IR into the more than a hundred places t
 they made :func:`~.parts.arc_features` alone take 48 s of CPU to compile instead of 3.9 s, and
 no faster afterwards (20,000 calls: 0.17 s inlined, 0.11 s called; ``benchmarks/compile_time.py``
 gives the compile time per kernel).
+
+Since the hash folds the atoms in order, the atoms that many parts share at the front of a
+template (the head's, for every modifier of a head) can be folded once: the part kernels of
+:mod:`.parts` keep such prefix states and finish each part with :func:`fold` and
+:func:`emit_hashed` / :func:`emit_pair_hashed`, the same indices as :func:`emit` /
+:func:`emit_pair` with every atom.  :func:`start` and :func:`fold` are :func:`template` and
+:func:`mix` as called kernels, for the same reason as :func:`emit`.
 """
 
 from __future__ import annotations
@@ -23,7 +30,8 @@ import numpy as np
 from ..encoding.ids import BOS, CLUSTER_SHIFT, EOS
 
 __all__ = ["CFINE", "CSHIFT", "RECORD", "TID_SHIFT", "ctx", "dist_bucket", "dot", "mix", "emit",
-           "emit_pair", "split_recorded", "tags_between", "template"]
+           "emit_hashed", "emit_pair", "emit_pair_hashed", "fold", "split_recorded", "start",
+           "tags_between", "template"]
 
 #: The fine class of a contextual class code is ``code & CFINE``, the coarse ``code >> CSHIFT``
 #: (:func:`depparse.encoding.ids.cluster_code`).
@@ -96,6 +104,44 @@ def emit_pair(buf, k, on, tid, atoms, att1, att2, mask):
     buf[k] = _index(hv, att1, mask, tid, on)
     buf[k + 1] = _index(hv, att2, mask, tid, on)
     return k + 2
+
+
+@nb.njit(cache=True)
+def emit_hashed(buf, k, on, tid, hv, att, mask):
+    """:func:`emit` for a feature whose atoms are already folded into ``hv``
+    (``template(tid, a0)`` and :func:`mix` of every further atom, in order): the same index,
+    for kernels that hash the atoms shared by many parts once (a prefix) and finish each
+    part from there."""
+    if on[tid] == 0:
+        return k
+    buf[k] = _index(hv, att, mask, tid, on)
+    return k + 1
+
+
+@nb.njit(cache=True)
+def emit_pair_hashed(buf, k, on, tid, hv, att1, att2, mask):
+    """:func:`emit_pair` for a feature whose atoms are already folded into ``hv``
+    (:func:`emit_hashed`)."""
+    if on[tid] == 0:
+        return k
+    buf[k] = _index(hv, att1, mask, tid, on)
+    buf[k + 1] = _index(hv, att2, mask, tid, on)
+    return k + 2
+
+
+@nb.njit(cache=True)
+def start(tmpl, a):
+    """:func:`template` as a called kernel, and :func:`fold` likewise :func:`mix`: for the
+    kernels that hash prefixes of templates (:mod:`.parts`), whose hundreds of calls would
+    each be inlined at the level of Numba's IR (inlined there, they tripled the compile time
+    of the part kernels; LLVM still inlines them, at no cost to run time)."""
+    return template(tmpl, a)
+
+
+@nb.njit(cache=True)
+def fold(hv, x):
+    """:func:`mix` as a called kernel (:func:`start`)."""
+    return mix(hv, x)
 
 
 def split_recorded(idx):
