@@ -47,7 +47,7 @@ venv: $(STAMP)
 
 ## Fast test suite (what CI runs), on TEST_JOBS worker processes (pytest-xdist).
 # --dist loadgroup: the tests of a group (those that use the trained test model, the server, a
-# module's once-built fixture: tests/conftest.py) run on one worker, the largest group first.
+# module's once-built fixture: tests/conftest.py) run on one worker, those of syn first.
 TEST_JOBS ?= 2
 test: $(LEARNED)
 	$(COMPILE) depparse

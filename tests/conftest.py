@@ -28,7 +28,7 @@ def corpora_path() -> Path:
 # Every test that uses the trained model ``syn`` (directly or through a fixture) joins the xdist
 # group ``syn``; the tests of the server, and those of a module's once-built fixture, form groups
 # of their own (_group_of).  The scheduler below sends a group to one worker as one unit, the
-# largest unit first: one worker starts with the ``syn`` tests while the other runs the rest.
+# ``syn`` group first: one worker starts with the ``syn`` tests while the other runs the rest.
 # ``syn`` is trained once per session in any case (fixtures_models.shared_once), but a worker
 # that needs it while the other trains it would wait, and before it was shared both workers
 # compiled the same training kernels at the same moment (about 100 s of a cold run, twice).
@@ -94,7 +94,8 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
-    """``--dist loadgroup``: xdist's scheduler with the groups from the groups file."""
+    """``--dist loadgroup``: xdist's scheduler with the groups from the groups file, the units
+    (a group, or a test of none) in the order of collection but the ``syn`` group first."""
     if config.getvalue("dist") != "loadgroup":
         return None
     from xdist.scheduler import LoadScopeScheduling
@@ -103,6 +104,7 @@ def pytest_xdist_make_scheduler(config, log):
         """LoadScopeScheduling whose scope is the test's group (the test itself if none)."""
 
         _groups: dict | None = None
+        _ordered = False
 
         def _split_scope(self, nodeid: str) -> str:
             if self._groups is None:
@@ -111,6 +113,16 @@ def pytest_xdist_make_scheduler(config, log):
                                 if path.exists() else {})
             return self._groups.get(nodeid, nodeid)
 
+        def _assign_work_unit(self, node) -> None:
+            if not self._ordered:  # the queue is complete at the first assignment
+                self._ordered = True
+                for scope in [s for s in self.workqueue if s != "syn"]:
+                    self.workqueue.move_to_end(scope)
+            super()._assign_work_unit(node)
+
+    # the collection's order, not xdist's largest-unit-first: that would start the server
+    # (whose two worker processes compile the parse kernels) beside the training of syn
+    config.option.loadscopereorder = False
     return FileGroupScheduling(config, log)
 
 
