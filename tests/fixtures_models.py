@@ -3,8 +3,11 @@
 The models are trained by ``depparse train`` (in-process) on the synthetic grammar of
 :mod:`synthetic`, with ``--bits 16`` and 2 epochs: a few seconds once the numba kernels are
 cached.  The fixtures are a plugin of ``conftest.py`` (``pytest_plugins``): a test names
-``syn`` as an argument, with no import.  The work is memoized in this module, so the data
-and models are made once per test session (once per xdist worker).
+``syn`` as an argument, with no import.  The data and the model are made once per test
+session, also under pytest-xdist: the first worker to ask builds them in a folder every worker
+sees, under a file lock (:func:`shared_once`), and the others load what it wrote.  Trained
+cold, the model compiles every training kernel (108 s alone with an empty Numba cache, 4 s
+warm, measured): two workers building it at the same moment did that work twice.
 
 Also here: :func:`run_cli` (``depparse.cli.main`` in-process with its own stdin/stdout/
 stderr) and :func:`run_subprocess` (``python -m depparse.cli``).
@@ -12,6 +15,8 @@ stderr) and :func:`run_subprocess` (``python -m depparse.cli``).
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import io
 import os
 import subprocess
@@ -91,36 +96,70 @@ def long_sentence(n=250, seed=0) -> str:
     return "\n".join(lines) + "\n\n"
 
 
-def make_syn(root: Path) -> Syn:
-    """Write the data files and train the model under ``root`` (memoized per process)."""
-    if "syn" in _CACHE:
-        return _CACHE["syn"]
+def shared_dir(tmp_path_factory) -> Path:
+    """A folder of this test session that every xdist worker sees: the controller's base
+    temporary folder (each worker's own is a subfolder of it); without xdist, the session's."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@contextlib.contextmanager
+def _locked(path: Path):
+    """An exclusive ``flock`` on ``path`` (created) for the body of the ``with``."""
+    with open(path, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def shared_once(tmp_path_factory, name: str, build):
+    """``build(folder, built)``'s result, built once for all the workers of the session.
+
+    The first worker to ask calls ``build(folder, False)`` on ``shared_dir(...) / name``
+    holding a file lock, and marks the folder done (``folder / ".done"``) when it returns; a
+    worker that asks meanwhile waits for the lock, then calls ``build(folder, True)``, which
+    must only return the paths of what is there.  A build that raises marks nothing: the
+    next worker tries again (and fails the same way, in its own tests).  Memoized per process.
+    """
+    if name in _CACHE:
+        return _CACHE[name]
+    folder = shared_dir(tmp_path_factory) / name
+    with _locked(folder.parent / f"{name}.lock"):
+        done = folder / ".done"
+        value = build(folder, done.exists())
+        done.touch()
+    _CACHE[name] = value
+    return value
+
+
+def make_syn(root: Path, built: bool = False) -> Syn:
+    """Write the data files and train the model under ``root``; only the paths where
+    ``built`` (a previous call wrote them)."""
+    files = {name: root / f"{name}.conllu" for name in ("train", "dev", "test")}
+    blank, model = root / "test_blank.conllu", root / "sib.npz"
+    syn = Syn(root, files["train"], files["dev"], files["test"], blank, model)
+    if built:
+        return syn
     from depparse.cli import main
 
     root.mkdir(parents=True, exist_ok=True)
-    files = {}
     for name, n, seed in (("train", 200, 1), ("dev", 50, 2), ("test", 40, 3)):
-        p = root / f"{name}.conllu"
-        p.write_text(synthetic.conllu_text(n, seed), encoding="utf-8")
-        files[name] = p
-    blank = root / "test_blank.conllu"
+        files[name].write_text(synthetic.conllu_text(n, seed), encoding="utf-8")
     blank.write_text(blank_heads(files["test"].read_text(encoding="utf-8")), encoding="utf-8")
-    model = root / "sib.npz"
     rc = main(["train", "--model", "sib", "--train", str(files["train"]), "--dev",
                str(files["dev"]), "--out", str(model), "--epochs", "2", "--bits", "16",
                "--labeler-epochs", "4", "--dev-max-iter", "200", "-q"])
     assert rc == 0 and model.exists(), "training the test model failed"
-    syn = Syn(root, files["train"], files["dev"], files["test"], blank, model)
-    _CACHE["syn"] = syn
     return syn
 
 
 @pytest.fixture(scope="session")
 def syn(tmp_path_factory) -> Syn:
-    """Synthetic data and a tiny trained sib model (see :class:`Syn`)."""
-    if "syn" in _CACHE:
-        return _CACHE["syn"]
-    return make_syn(tmp_path_factory.mktemp("syn"))
+    """Synthetic data and a tiny trained sib model (see :class:`Syn`), made once per session
+    for all the workers."""
+    return shared_once(tmp_path_factory, "syn", make_syn)
 
 
 @pytest.fixture(scope="module")
