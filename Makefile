@@ -46,17 +46,15 @@ $(LEARNED): pyproject.toml
 venv: $(STAMP)
 
 ## Fast test suite (what CI runs), on TEST_JOBS worker processes (pytest-xdist).
-# --dist loadgroup: the tests of a group (those that use the trained test model, the server, a
-# module's once-built fixture: tests/conftest.py) run on one worker, those of syn first.
 TEST_JOBS ?= 2
 test: $(LEARNED)
 	$(COMPILE) depparse
-	$(PY) -m pytest -q -n $(TEST_JOBS) --dist loadgroup
+	$(PY) -m pytest -q -n $(TEST_JOBS)
 
 ## The tests marked slow (long end-to-end runs; CI runs them after `make test`).
 test-slow: $(LEARNED)
 	$(COMPILE) depparse
-	$(PY) -m pytest -q -n $(TEST_JOBS) --dist loadgroup -m slow
+	$(PY) -m pytest -q -n $(TEST_JOBS) -m slow
 
 ## The kernel tests with numba disabled (pure Python: for coverage and debugging of the
 ## jitted code; 10x fewer random instances).  Training-based tests are too slow without JIT.
