@@ -302,15 +302,21 @@ def _random_words(rng, n, clusters):
                       feat_ptr, feat_ids)
 
 
+def _case(seed, n, clusters, family, first, switches):
+    """A random sentence (:func:`_random_words`), its atoms as Python lists and the template
+    switches of one test case: every template on, a third of ``family``'s off (every third
+    from ``first``), or every one recording."""
+    words = _random_words(np.random.default_rng(seed), n, clusters)
+    off = ",".join(sorted(parser_templates((family,)))[first::3])
+    on = {"all": ALL_TEMPLATES, "off": template_switches(off),
+          "record": template_switches(record=True)}[switches]
+    return words, [[int(x) for x in a] for a in words], on
+
+
 @pytest.mark.parametrize("clusters", [False, True])
 @pytest.mark.parametrize("switches", ["all", "off", "record"])
 def test_arc_features_equal_the_full_hash_of_every_template(clusters, switches):
-    rng = np.random.default_rng(7 + clusters)
-    words = _random_words(rng, 11, clusters)
-    off = ",".join(sorted(parser_templates(("ARC",)))[::3])  # a third of them
-    on = {"all": ALL_TEMPLATES, "off": template_switches(off),
-          "record": template_switches(record=True)}[switches]
-    lists = [[int(x) for x in a] for a in words]
+    words, lists, on = _case(7 + clusters, 11, clusters, "ARC", 0, switches)
     N = len(words.form)
     buf = np.empty(MAX_FEATS, dtype=np.int64)
     for h in range(N):
@@ -400,12 +406,7 @@ def _grand_twin(g, h, m, form, upos, xpos, cluster, feat_ptr, feat_ids, mask, on
 @pytest.mark.parametrize("clusters", [False, True])
 @pytest.mark.parametrize("switches", ["all", "off", "record"])
 def test_grand_features_equal_the_full_hash_of_every_template(clusters, switches):
-    rng = np.random.default_rng(11 + clusters)
-    words = _random_words(rng, 9, clusters)
-    off = ",".join(sorted(parser_templates(("GRAND",)))[1::3])
-    on = {"all": ALL_TEMPLATES, "off": template_switches(off),
-          "record": template_switches(record=True)}[switches]
-    lists = [[int(x) for x in a] for a in words]
+    words, lists, on = _case(11 + clusters, 9, clusters, "GRAND", 1, switches)
     N = len(words.form)
     buf = np.empty(MAX_FEATS, dtype=np.int64)
     seen = 0
@@ -486,12 +487,7 @@ def _sib_twin(h, s, m, d, form, lemma, upos, xpos, cluster, mask, on):
 @pytest.mark.parametrize("clusters", [False, True])
 @pytest.mark.parametrize("switches", ["all", "off", "record"])
 def test_sib_features_equal_the_full_hash_of_every_template(clusters, switches):
-    rng = np.random.default_rng(13 + clusters)
-    words = _random_words(rng, 9, clusters)
-    off = ",".join(sorted(parser_templates(("SIB",)))[2::3])
-    on = {"all": ALL_TEMPLATES, "off": template_switches(off),
-          "record": template_switches(record=True)}[switches]
-    lists = [[int(x) for x in a] for a in words]
+    words, lists, on = _case(13 + clusters, 9, clusters, "SIB", 2, switches)
     N = len(words.form)
     buf = np.empty(MAX_FEATS, dtype=np.int64)
     seen = 0
