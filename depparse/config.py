@@ -271,6 +271,12 @@ class TrainConfig(_Config):
     learned_joint_lr: float = setting(2e-3, "with --learned-joint: Adam's learning rate of the "
                                       "network's hinge steps in the parser's epochs", lo=0.0,
                                       open_lo=True, cli=())
+    expert_weights: str = setting("fixed", "with --learned-scale, a tagger, a labeler and dev "
+                                  "data: 'dev' chooses the weights of the network's UPOS and "
+                                  "DEPREL views in the tagger and the labeler "
+                                  "(--learned-tag-weight, --learned-label-weight) by dev LAS, "
+                                  "tags predicted, from a grid (depparse.learn.devscore); "
+                                  "'fixed' keeps the given ones", choices=("fixed", "dev"))
     learned_dropout: float = setting(0.33, "with --learned-scale: dropout of the network's "
                                      "inputs and BiLSTM outputs", lo=0.0, hi=0.9, cli=())
     template_budget: int = setting(0, "structured sparsity (Martins et al. 2011): choose at "

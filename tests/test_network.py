@@ -526,3 +526,82 @@ def test_numpy_label_scores_equal_the_shared_definition():
         got = numpy_label_scores(p, r[b, :N], heads)
         assert got.shape == (N, SPEC.labels)
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+# -- the experts' weights chosen on dev (train --expert-weights dev) -----------------------
+
+def test_expert_weights_chosen_on_dev_are_the_best_pair(tiny):
+    """choose_expert_weights scores every pair of its grid on the dev sentences with their
+    tags blanked and keeps the best LAS; each row is what the parser gives with that pair as
+    the model's own weights (its own tagging and labelling path), and ties keep the model's
+    own pair."""
+    import dataclasses
+    import itertools
+
+    from depparse.evaluate import evaluate
+    from depparse.inference.parser import Parser, blank_columns
+    from depparse.learn.devscore import blank_tags, choose_expert_weights
+
+    _, parser, dev = tiny
+    model = parser.model
+    own = (model.config.learned_tag_weight, model.config.learned_label_weight)
+    tags, labels = (0.0, own[0], 1e3), (0.0, own[1], 1e3)
+    a, b, rows = choose_expert_weights(model, dev, tags, labels)
+    assert [(r["tag_weight"], r["label_weight"]) for r in rows] == list(
+        itertools.product(tags, labels))
+    best = max(r["las"] for r in rows)
+    assert len({r["las"] for r in rows}) > 1  # the pairs differ: the choice means something
+    tied = [(r["tag_weight"], r["label_weight"]) for r in rows if r["las"] == best]
+    assert (a, b) == (own if own in tied else tied[0])
+    # a pair that labels as the model's own does (a weight 1e-9 larger) but comes first in
+    # the grid: the tie goes to the model's own pair
+    near = own[1] * (1 + 1e-9)
+    a2, b2, rows2 = choose_expert_weights(model, dev, (own[0],), (near, own[1]))
+    assert rows2[0]["las"] == rows2[1]["las"] and (a2, b2) == own
+    blank = blank_tags(dev)
+    assert all(len(blank_columns(s)) == 4 for s in blank)
+    assert [s.heads.tolist() for s in blank] == [s.heads.tolist() for s in dev]
+    for r in rows[::4]:
+        cfg = dataclasses.replace(model.config, learned_tag_weight=r["tag_weight"],
+                                  learned_label_weight=r["label_weight"])
+        sc = evaluate(dev, Parser(dataclasses.replace(model, config=cfg)).parse(blank))
+        assert (sc.upos, sc.uas, sc.las) == (r["upos"], r["uas"], r["las"]), r
+
+
+def test_expert_weights_on_dev_need_a_network_and_dev_data():
+    from depparse.api import train
+    from depparse.errors import ConfigError
+
+    tr = synthetic.sentences(5)
+    with pytest.raises(ConfigError, match="expert_weights.*learned_scale"):
+        train(tr, tr, progress=False, expert_weights="dev", tokenizer=False)
+    with pytest.raises(ConfigError, match="expert_weights.*dev sentences"):
+        train(tr, None, progress=False, expert_weights="dev", learned_scale=1.0,
+              tokenizer=False)
+    with pytest.raises(ConfigError, match="expert_weights.*--no-tagger"):
+        train(tr, tr, progress=False, expert_weights="dev", learned_scale=1.0, tagger=False,
+              tokenizer=False)
+
+
+@pytest.mark.slow
+def test_train_chooses_expert_weights_on_dev_and_stores_them(tmp_path):
+    """train --expert-weights dev: the model file keeps the pair chosen on dev, and its
+    training record keeps the grid it was chosen from."""
+    if not have_jax():
+        pytest.skip("JAX and optax are not installed: pip install 'depparse[learned]'")
+    from depparse.api import load, train
+    from depparse.learn.devscore import LABEL_WEIGHTS, TAG_WEIGHTS
+
+    tr, dev = synthetic.sentences(40, seed=1), synthetic.sentences(10, seed=2)
+    model = train(tr, dev, progress=False, **dict(TINY, learned_joint=False,
+                                                  expert_weights="dev"))
+    model.save(tmp_path / "m.npz")
+    back = load(tmp_path / "m.npz").model
+    got = back.info["expert_weights"]
+    assert len(got["grid"]) == len(TAG_WEIGHTS) * len(LABEL_WEIGHTS)
+    assert got["grid"][0]["las"] is not None
+    best = max(r["las"] for r in got["grid"])
+    assert (back.config.learned_tag_weight, back.config.learned_label_weight) == (
+        got["tag_weight"], got["label_weight"])
+    assert next(r["las"] for r in got["grid"] if (r["tag_weight"], r["label_weight"]) == (
+        got["tag_weight"], got["label_weight"])) == best

@@ -49,7 +49,7 @@ from ..model import Component, Model, atomic_savez
 from .chain import chain_mistakes, chain_terms, decode_relaxed
 from .data import check_training_sentences
 from .dense import DenseLearner
-from .devscore import evaluate_heads, final_dev
+from .devscore import choose_expert_weights, evaluate_heads, final_dev
 from .joint import train_joint
 from .labeler import learn_label_constraints, train_labeler, train_labeler_dense
 from .network import JointTraining, train_learned
@@ -394,6 +394,7 @@ class Setup:
     nwords: int
     tagger: Component | None = None  # the tagger and lemmatizer trained on all the data
     joint: JointTraining | None = None  # the network's hinge steps (train --learned-joint)
+    dev_gold: list | None = None  # the dev sentences as given (dev_sents: re-tagged, jackknife)
 
 
 def _context_classes(vocab, sentences, config, seed):
@@ -436,6 +437,19 @@ def setup_training(train_sents, dev_sents, config=None, decoding=None, training=
     if training.learned_joint and not config.learned_scale:
         raise ConfigError("learned_joint", "trains the learned network: it needs "
                                            "learned_scale > 0")
+    if training.expert_weights == "dev":  # refused now, not after an hour of training
+        if not config.learned_scale:
+            raise ConfigError("expert_weights", "chooses the weights of the learned network's "
+                                                "views: it needs learned_scale > 0")
+        if not training.tagger:
+            raise ConfigError("expert_weights", "chooses the weight of the network's UPOS view "
+                                                "in the tagger: not with --no-tagger")
+        if training.labeler_epochs == 0:
+            raise ConfigError("expert_weights", "chooses the weight of the network's DEPREL "
+                                                "view in the labeler: not with labeler_epochs 0")
+        if not dev_sents:
+            raise ConfigError("expert_weights", "chooses the weights on the dev data: give "
+                                                "dev sentences")
     if training.joint_epochs:  # refused now, not after an hour of training
         if config.head_bigrams:
             raise ConfigError("joint_epochs", "joint tagging does not combine with head "
@@ -461,6 +475,7 @@ def setup_training(train_sents, dev_sents, config=None, decoding=None, training=
     if config.context_layer and vocab.context is None:
         vectors = _context_classes(vocab, train_sents, config, seed)
     tagger = None
+    gold_dev = dev_sents
     if training.tagger:
         train_sents, dev_sents, tagger = tag_training_data(train_sents, dev_sents, vectors, config,
                                                   training)
@@ -513,7 +528,7 @@ def setup_training(train_sents, dev_sents, config=None, decoding=None, training=
     joint = (JointTraining(trainer, dev, checkpoint, resume)
              if training.learned_joint and trainer.learned is not None else None)
     return Setup(trainer, parser, data, dev, dev_sents or None, encoded, heads, t_prune,
-                 sum(e.n for e in encoded), tagger, joint)
+                 sum(e.n for e in encoded), tagger, joint, gold_dev or None)
 
 
 def record_epoch(setup: Setup, mistakes, correct, seconds, checkpoint, label="", **extra):
@@ -595,6 +610,11 @@ def finish_model(setup: Setup, train_sents, t_start, progress=False, **extra) ->
                             seed=tr.seed, loss_aug=tr.loss_aug, pa_c=tr.pa_c,
                             progress=progress)
         info = model.info
+    if tr.expert_weights == "dev":
+        a, b, rows = choose_expert_weights(model, setup.dev_gold)
+        model.config = dataclasses.replace(model.config, learned_tag_weight=a,
+                                           learned_label_weight=b)
+        info["expert_weights"] = {"tag_weight": a, "label_weight": b, "grid": rows}
     if setup.dev is not None:
         info["final_dev"] = final_dev(model, setup.dev, setup.dev_sents)
     info["total_seconds"] = time.perf_counter() - t_start
