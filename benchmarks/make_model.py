@@ -254,7 +254,6 @@ def main(argv=None):
     from real_input import METRICS, settings, values, warm_up
 
     from depparse.api import train
-    from depparse.config import ModelConfig
     from depparse.conllu import read_conllu
     from depparse.inference.parser import Parser
     from depparse.model import Model
@@ -341,22 +340,12 @@ def main(argv=None):
                           f"log P(UPOS | word) added to the tagger's UPOS scores times "
                           f"{c.learned_tag_weight:g}, its log P(DEPREL | head, word) to the "
                           f"labeler's times {c.learned_label_weight:g}")
+        if c.learned_label_weight_given is not None:
+            settings_text += (f" (times {c.learned_label_weight_given:g} where the tags are "
+                              "given)")
         ew = m.info.get("expert_weights")
         if ew:
-            grid = ew["grid"]
-            tags = sorted({r["tag_weight"] for r in grid})
-            labels = sorted({r["label_weight"] for r in grid})
-            best = max(r["las"] for r in grid)
-            default = ModelConfig()
-            dflt = next((r["las"] for r in grid if (r["tag_weight"], r["label_weight"]) == (
-                default.learned_tag_weight, default.learned_label_weight)), None)
-            settings_text += (
-                f", chosen on dev by `--expert-weights dev` (the best dev LAS, tags "
-                f"predicted, of the tag weights {', '.join(f'{x:g}' for x in tags)} by the "
-                f"label weights {', '.join(f'{x:g}' for x in labels)}: {best:.2f}"
-                + ("" if dflt is None else
-                   f"; the defaults {default.learned_tag_weight:g} and "
-                   f"{default.learned_label_weight:g}: {dflt:.2f}") + ")")
+            settings_text += ", " + expert_choice(ew)
     src = (corpora_dir() / code / "SOURCE")
     common = dict(
         train_sents=len(tr), train_words=sum(s.n for s in tr),
@@ -388,6 +377,29 @@ def main(argv=None):
     keep.write_text(json.dumps(fields, indent=1))
     write_card(out, fields)
     return 0
+
+
+def expert_choice(ew: dict) -> str:
+    """How ``train --expert-weights dev`` chose the weights (the model's
+    ``info["expert_weights"]``), against the defaults, for the card."""
+    from depparse.config import ModelConfig
+
+    grid, given = ew["grid"], ew["given_grid"]
+    d = ModelConfig()
+
+    def las(rows, **key):
+        return next((f"{r['las']:.2f}" for r in rows if all(r[k] == v for k, v in key.items())),
+                    "–")
+
+    tags = ", ".join(f"{x:g}" for x in sorted({r["tag_weight"] for r in grid}))
+    labels = ", ".join(f"{x:g}" for x in sorted({r["label_weight"] for r in grid}))
+    chosen = las(grid, tag_weight=ew["tag_weight"], label_weight=ew["label_weight"])
+    return (f"chosen on dev by `--expert-weights dev` from the tag weights {tags} and the label "
+            f"weights {labels}, by dev LAS: tags predicted {chosen} "
+            f"(the defaults {d.learned_tag_weight:g} and {d.learned_label_weight:g}: "
+            f"{las(grid, tag_weight=d.learned_tag_weight, label_weight=d.learned_label_weight)}"
+            f"), tags given {las(given, label_weight=ew['label_weight_given'])} (the default "
+            f"{d.learned_label_weight:g}: {las(given, label_weight=d.learned_label_weight)})")
 
 
 def write_card(out: Path, fields: dict) -> None:

@@ -151,6 +151,10 @@ class ModelConfig(_Config):
     learned_label_weight: float = setting(8.0, "with --learned-scale: weight of the network's "
                                           "log P(DEPREL | head, word) added to the labeler's "
                                           "scores (0: the labeler alone)", lo=0.0, metavar="W")
+    learned_label_weight_given: float | None = setting(
+        None, "with --learned-scale: the same weight for sentences whose tags are given, not "
+        "predicted by the tagger (the labeler's own tag features are then reliable, and the "
+        "network's view is worth less)", lo=0.0, metavar="W", shown="the weight above")
     # the feature templates the weights belong to (FEATURE_SET of depparse.features.parts) and
     # the labeler's (LABELER_KIND of depparse.features.labels); files written before these
     # were recorded used feature set 1 and the per-arc labeler

@@ -434,6 +434,9 @@ def test_labels_are_the_product_of_labeler_and_network(tiny):
     _, parser, dev = tiny
     net, vocab, lab = parser.learned, parser.model.vocab, parser.labeler
     assert parser.label_weight == parser.model.config.learned_label_weight > 0
+    # a model without its own weight for given tags uses the one weight for both
+    assert parser.model.config.learned_label_weight_given is None
+    assert parser.label_weight_given == parser.label_weight
     old = parser.label_weight
     differ = 0
     try:
@@ -441,17 +444,21 @@ def test_labels_are_the_product_of_labeler_and_network(tiny):
             enc = vocab.encode(s)
             lp = net.label_logprobs(enc, s.heads)
             parser.label_weight = 0.0
-            alone = parser._labels(enc, s.heads, s.n)
+            alone = parser._labels(enc, s.heads, s.n, True)
             assert list(alone) == list(lab.label_strings(enc, s.heads))
             parser.label_weight = old
-            assert list(parser._labels(enc, s.heads, s.n)) == list(
+            assert list(parser._labels(enc, s.heads, s.n, True)) == list(
                 lab.label_strings(enc, s.heads, old * lp))
             parser.label_weight = 1e6
-            swamped = parser._labels(enc, s.heads, s.n)
+            swamped = parser._labels(enc, s.heads, s.n, True)
             assert list(swamped[1:]) == [vocab.deprel.items[j] for j in lp[1:].argmax(-1)]
+            # tags given: the other weight (here 0: the labeler alone)
+            parser.label_weight_given = 0.0
+            assert list(parser._labels(enc, s.heads, s.n, False)) == list(alone)
+            parser.label_weight_given = old
             differ += sum(a != b for a, b in zip(alone[1:], swamped[1:], strict=True))
     finally:
-        parser.label_weight = old
+        parser.label_weight = parser.label_weight_given = old
     assert differ > 0  # the two experts disagree somewhere, so the test can tell them apart
 
 
@@ -532,9 +539,9 @@ def test_numpy_label_scores_equal_the_shared_definition():
 
 def test_expert_weights_chosen_on_dev_are_the_best_pair(tiny):
     """choose_expert_weights scores every pair of its grid on the dev sentences with their
-    tags blanked and keeps the best LAS; each row is what the parser gives with that pair as
-    the model's own weights (its own tagging and labelling path), and ties keep the model's
-    own pair."""
+    tags blanked, and every label weight on them with their tags given, and keeps the best
+    LAS of each; each row is what the parser gives with those weights as the model's own (its
+    own tagging and labelling path), and ties keep the model's own weights."""
     import dataclasses
     import itertools
 
@@ -546,26 +553,42 @@ def test_expert_weights_chosen_on_dev_are_the_best_pair(tiny):
     model = parser.model
     own = (model.config.learned_tag_weight, model.config.learned_label_weight)
     tags, labels = (0.0, own[0], 1e3), (0.0, own[1], 1e3)
-    a, b, rows = choose_expert_weights(model, dev, tags, labels)
+    got = choose_expert_weights(model, dev, tags, labels)
+    rows, given = got["grid"], got["given_grid"]
     assert [(r["tag_weight"], r["label_weight"]) for r in rows] == list(
         itertools.product(tags, labels))
-    best = max(r["las"] for r in rows)
-    assert len({r["las"] for r in rows}) > 1  # the pairs differ: the choice means something
-    tied = [(r["tag_weight"], r["label_weight"]) for r in rows if r["las"] == best]
-    assert (a, b) == (own if own in tied else tied[0])
-    # a pair that labels as the model's own does (a weight 1e-9 larger) but comes first in
-    # the grid: the tie goes to the model's own pair
+    assert [r["label_weight"] for r in given] == list(labels)
+    for grid, key, chosen, mine in (
+            (rows, lambda r: (r["tag_weight"], r["label_weight"]),
+             (got["tag_weight"], got["label_weight"]), own),
+            (given, lambda r: r["label_weight"], got["label_weight_given"], own[1])):
+        best = max(r["las"] for r in grid)
+        assert len({r["las"] for r in grid}) > 1  # the weights matter: the choice means something
+        tied = [key(r) for r in grid if r["las"] == best]
+        assert chosen == (mine if mine in tied else tied[0])
+    # a weight that labels as the model's own does (1e-9 larger) but comes first in the grid:
+    # the tie goes to the model's own
     near = own[1] * (1 + 1e-9)
-    a2, b2, rows2 = choose_expert_weights(model, dev, (own[0],), (near, own[1]))
-    assert rows2[0]["las"] == rows2[1]["las"] and (a2, b2) == own
+    got2 = choose_expert_weights(model, dev, (own[0],), (near, own[1]))
+    assert got2["grid"][0]["las"] == got2["grid"][1]["las"]
+    assert (got2["tag_weight"], got2["label_weight"], got2["label_weight_given"]) == (
+        own[0], own[1], own[1])
     blank = blank_tags(dev)
     assert all(len(blank_columns(s)) == 4 for s in blank)
     assert [s.heads.tolist() for s in blank] == [s.heads.tolist() for s in dev]
-    for r in rows[::4]:
-        cfg = dataclasses.replace(model.config, learned_tag_weight=r["tag_weight"],
-                                  learned_label_weight=r["label_weight"])
-        sc = evaluate(dev, Parser(dataclasses.replace(model, config=cfg)).parse(blank))
+
+    def parsed_with(data, **weights):
+        cfg = dataclasses.replace(model.config, **weights)
+        return evaluate(dev, Parser(dataclasses.replace(model, config=cfg)).parse(data))
+
+    for r in rows[::4]:  # the given-tags weight stays out of it
+        sc = parsed_with(blank, learned_tag_weight=r["tag_weight"],
+                         learned_label_weight=r["label_weight"], learned_label_weight_given=0.0)
         assert (sc.upos, sc.uas, sc.las) == (r["upos"], r["uas"], r["las"]), r
+    for r in given:  # and the predicted-tags weights out of this
+        sc = parsed_with(dev, learned_label_weight=0.0, learned_label_weight_given=r[
+            "label_weight"])
+        assert (sc.uas, sc.las) == (r["uas"], r["las"]), r
 
 
 def test_expert_weights_on_dev_need_a_network_and_dev_data():
@@ -599,9 +622,11 @@ def test_train_chooses_expert_weights_on_dev_and_stores_them(tmp_path):
     back = load(tmp_path / "m.npz").model
     got = back.info["expert_weights"]
     assert len(got["grid"]) == len(TAG_WEIGHTS) * len(LABEL_WEIGHTS)
-    assert got["grid"][0]["las"] is not None
-    best = max(r["las"] for r in got["grid"])
-    assert (back.config.learned_tag_weight, back.config.learned_label_weight) == (
-        got["tag_weight"], got["label_weight"])
+    assert len(got["given_grid"]) == len(LABEL_WEIGHTS)
+    c = back.config
+    assert (c.learned_tag_weight, c.learned_label_weight, c.learned_label_weight_given) == (
+        got["tag_weight"], got["label_weight"], got["label_weight_given"])
     assert next(r["las"] for r in got["grid"] if (r["tag_weight"], r["label_weight"]) == (
-        got["tag_weight"], got["label_weight"])) == best
+        got["tag_weight"], got["label_weight"])) == max(r["las"] for r in got["grid"])
+    assert next(r["las"] for r in got["given_grid"] if r["label_weight"] == c.
+                learned_label_weight_given) == max(r["las"] for r in got["given_grid"])

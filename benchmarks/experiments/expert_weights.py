@@ -8,7 +8,9 @@ dev file with its tags blanked, as ``depparse parse`` parses untagged input.
 The grid of :func:`depparse.learn.devscore.expert_weight_grid` (the one ``train
 --expert-weights dev`` chooses from): for each tag weight the sentences are tagged and parsed
 once; for each label weight the trees are labelled again (the trees do not depend on it).
-Prints one line per pair: UPOS, UAS, LAS, Lemmas, AllTags (official definitions).
+Prints one line per pair: UPOS, UAS, LAS, Lemmas, AllTags (official definitions); then, with
+the gold tags given (:func:`~depparse.learn.devscore.given_tags_grid`), UAS and LAS per label
+weight (``ModelConfig.learned_label_weight_given``).
 """
 import argparse
 import time
@@ -17,7 +19,7 @@ from _common import corpus
 
 from depparse.api import load
 from depparse.conllu import read_conllu
-from depparse.learn.devscore import expert_weight_grid
+from depparse.learn.devscore import expert_weight_grid, given_tags_grid
 
 
 def main():
@@ -33,12 +35,15 @@ def main():
         raise SystemExit("the model needs a learned network, a tagger and a labeler")
     gold = read_conllu(corpus(args.split, args.treebank))
     t0 = time.perf_counter()
-    grid = expert_weight_grid(p, gold, [float(x) for x in args.tag.split(",")],
-                              [float(x) for x in args.label.split(",")])
+    labels = [float(x) for x in args.label.split(",")]
+    grid = expert_weight_grid(p, gold, [float(x) for x in args.tag.split(",")], labels)
     for a, b, ev in grid:
         cells = " ".join(f"{k} {ev.metric(k).f1:.2f}"
                          for k in ("UPOS", "UAS", "LAS", "Lemmas", "AllTags"))
         print(f"tag weight {a:g}, label weight {b:g}: {cells} "
+              f"({time.perf_counter() - t0:.0f} s)", flush=True)
+    for b, ev in given_tags_grid(p, gold, labels):
+        print(f"tags given, label weight {b:g}: UAS {ev.uas:.2f} LAS {ev.las:.2f} "
               f"({time.perf_counter() - t0:.0f} s)", flush=True)
 
 

@@ -148,10 +148,14 @@ class Parser:
                                      model.config.learned_scale)
         # the network's UPOS and DEPREL views, multiplied into the tagger's and the labeler's
         # (products of experts; weights: ModelConfig.learned_tag_weight / _label_weight)
-        self.tag_weight = self.label_weight = 0.0
+        # label_weight: for sentences whose UPOS the tagger predicts; label_weight_given: for
+        # those whose tags are given
+        self.tag_weight = self.label_weight = self.label_weight_given = 0.0
         self._net_upos = None
         if self.learned is not None:
             self.label_weight = float(model.config.learned_label_weight)
+            given = model.config.learned_label_weight_given
+            self.label_weight_given = self.label_weight if given is None else float(given)
             if self.tagger is not None and model.config.learned_tag_weight:
                 self.tag_weight = float(model.config.learned_tag_weight)
                 # the tagger's UPOS classes as ids of the vocabulary the network predicts
@@ -337,7 +341,7 @@ class Parser:
         r = self.decode(enc, max_iter=max_iter, single_root=single_root, trace=trace,
                         time_limit=time_limit)
         r.tagged = tuple(tag_columns)
-        rels = self._labels(enc, r.heads, sentence.n)
+        rels = self._labels(enc, r.heads, sentence.n, "UPOS" in tag_columns)
         return sentence.with_parse(r.heads, rels), r
 
     def joint_table(self, sentence, tag_columns=tuple(TAG_COLUMNS), vectors=None,
@@ -383,13 +387,16 @@ class Parser:
         K = d.max_iter if max_iter is None else int(max_iter)
         return single, K, d.time_limit if time_limit is None else time_limit
 
-    def _labels(self, enc, heads, n):
-        """The DEPREL strings of a tree (``""`` everywhere when the model has no labeler)."""
+    def _labels(self, enc, heads, n, predicted):
+        """The DEPREL strings of a tree (``""`` everywhere when the model has no labeler);
+        ``predicted``: whether the tagger predicted the sentence's UPOS (the network's view
+        then weighs :attr:`label_weight`, else :attr:`label_weight_given`)."""
         if self.labeler is None:
             return [""] * (n + 1)
         extra = None
-        if self.label_weight:
-            extra = self.label_weight * self.learned.label_logprobs(enc, heads)
+        w = self.label_weight if predicted else self.label_weight_given
+        if w:
+            extra = w * self.learned.label_logprobs(enc, heads)
         return self.labeler.label_strings(enc, heads, extra)
 
     def _tag_extra(self, sentence, vectors=None):
@@ -435,7 +442,7 @@ class Parser:
                           optimal=proof is not None, proof=proof, nodes=nodes,
                           tagged=tag_columns, joint=True, tags_changed=changed,
                           tag_candidates=int(ji.tags.ids.shape[0]), **extra)
-        rels = self._labels(enc, r.heads, sentence.n)
+        rels = self._labels(enc, r.heads, sentence.n, True)
         return out.with_parse(r.heads, rels), res
 
     def parse_many(self, sentences, **kw):

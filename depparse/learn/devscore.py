@@ -11,7 +11,7 @@ from ..evaluate import evaluate
 from ..inference.parser import Parser
 
 __all__ = ["LABEL_WEIGHTS", "TAG_WEIGHTS", "blank_tags", "choose_expert_weights",
-           "evaluate_heads", "expert_weight_grid", "final_dev"]
+           "evaluate_heads", "expert_weight_grid", "final_dev", "given_tags_grid"]
 
 #: The weights ``train --expert-weights dev`` tries for the network's ``log P(UPOS | word)`` in
 #: the tagger (``ModelConfig.learned_tag_weight``) and its ``log P(DEPREL | h, m)`` in the
@@ -74,65 +74,98 @@ def blank_tags(sentences) -> list:
     return out
 
 
+def _relabelled(parser, parsed, gold, label_weights):
+    """``(label_weight, Scores)`` of the trees of ``parsed`` labelled again for each weight:
+    the labeler's scores plus the weight times the network's ``log P(DEPREL | h, m)``, as
+    :class:`~depparse.inference.parser.Parser` labels them."""
+    net, lab, vocab = parser.learned, parser.labeler, parser.model.vocab
+    encs = [vocab.encode(s) for s in parsed]
+    net.remember(encs)  # the representations the label views read
+    try:
+        for b in label_weights:
+            out = []
+            for s, enc in zip(parsed, encs, strict=True):
+                extra = b * net.label_logprobs(enc, s.heads) if b else None
+                out.append(s.with_parse(s.heads, lab.label_strings(enc, s.heads, extra)))
+            yield float(b), evaluate(gold, out)
+    finally:
+        net.forget()
+
+
 def expert_weight_grid(parser, gold, tag_weights=TAG_WEIGHTS, label_weights=LABEL_WEIGHTS):
     """Score every pair of weights of the network's views on ``gold`` with its tags blanked.
 
     For each tag weight the sentences are tagged and parsed once (the trees depend on the tags);
-    for each label weight the trees are labelled again, the labeler's scores plus the weight
-    times the network's ``log P(DEPREL | h, m)``, as :class:`~depparse.inference.parser.Parser`
-    labels them.  ``parser`` needs a learned network, a tagger and a labeler; its own weights
-    are restored afterwards.
+    for each label weight the trees are labelled again.  ``parser`` needs a learned network, a
+    tagger and a labeler; its own weights are restored afterwards.
 
     Yields
     ------
     (tag_weight, label_weight, Scores)
         The official scores (:func:`depparse.evaluate.evaluate`) of each pair, in grid order.
     """
-    net, lab = parser.learned, parser.labeler
-    vocab = parser.model.vocab
     blank = blank_tags(gold)
     saved = parser.tag_weight, parser.label_weight
     try:
         for a in tag_weights:
             parser.tag_weight, parser.label_weight = float(a), 0.0
             parsed = parser.parse(blank)
-            encs = [vocab.encode(s) for s in parsed]
-            net.remember(encs)  # the representations the label views read
-            try:
-                for b in label_weights:
-                    out = []
-                    for s, enc in zip(parsed, encs, strict=True):
-                        extra = b * net.label_logprobs(enc, s.heads) if b else None
-                        out.append(s.with_parse(s.heads, lab.label_strings(enc, s.heads, extra)))
-                    yield float(a), float(b), evaluate(gold, out)
-            finally:
-                net.forget()
+            for b, sc in _relabelled(parser, parsed, gold, label_weights):
+                yield float(a), b, sc
     finally:
         parser.tag_weight, parser.label_weight = saved
 
 
-def choose_expert_weights(model, gold, tag_weights=TAG_WEIGHTS, label_weights=LABEL_WEIGHTS):
-    """The pair of weights (:func:`expert_weight_grid`) with the best LAS on ``gold`` (dev
-    sentences with gold tags and trees), the tags predicted.
+def given_tags_grid(parser, gold, label_weights=LABEL_WEIGHTS):
+    """:func:`expert_weight_grid` for sentences whose tags are given: ``gold`` parsed as it is
+    (the trees do not depend on the weights), labelled again for each label weight; yields
+    ``(label_weight, Scores)``."""
+    saved = parser.label_weight_given
+    try:
+        parser.label_weight_given = 0.0
+        parsed = parser.parse(gold)
+    finally:
+        parser.label_weight_given = saved
+    yield from _relabelled(parser, parsed, gold, label_weights)
 
-    Ties go to the model's own pair when it is among them, else to the first in grid order.
-    Returns ``(tag_weight, label_weight, rows)``, ``rows`` a dict per pair: its weights and
-    UPOS, UAS, LAS.
+
+def _best(rows, key, own):
+    """The row of ``rows`` with the best LAS: ties go to the one whose ``key(row)`` is ``own``,
+    else to the first."""
+    best = max(r["las"] for r in rows)
+    tied = [r for r in rows if r["las"] == best]
+    return next((r for r in tied if key(r) == own), tied[0])
+
+
+def choose_expert_weights(model, gold, tag_weights=TAG_WEIGHTS, label_weights=LABEL_WEIGHTS):
+    """The weights of the network's views with the best dev LAS on ``gold`` (dev sentences with
+    gold tags and trees): the tag weight and the label weight with the tags predicted
+    (:func:`expert_weight_grid`), the label weight for sentences whose tags are given
+    (:func:`given_tags_grid`; ``ModelConfig.learned_label_weight_given``).
+
+    Ties keep the model's own weights when they are among them, else the first in grid order.
+    Returns a dict: ``tag_weight``, ``label_weight``, ``label_weight_given``, and the rows of
+    both grids (``grid``: a dict per pair with its weights and UPOS, UAS, LAS; ``given_grid``:
+    per label weight, UAS and LAS).
     """
     p = Parser(model)
     if p.learned is None or p.tagger is None or p.labeler is None:
         raise ValueError("choosing the expert weights needs a learned network, a tagger and a "
                          "labeler")
     t0 = time.perf_counter()
-    rows = [{"tag_weight": a, "label_weight": b, "upos": sc.upos,
-             "uas": sc.uas, "las": sc.las}
+    c = model.config
+    own = (float(c.learned_tag_weight), float(c.learned_label_weight))
+    rows = [{"tag_weight": a, "label_weight": b, "upos": sc.upos, "uas": sc.uas, "las": sc.las}
             for a, b, sc in expert_weight_grid(p, gold, tag_weights, label_weights)]
-    own = (float(model.config.learned_tag_weight), float(model.config.learned_label_weight))
-    best = max(r["las"] for r in rows)
-    tied = [(r["tag_weight"], r["label_weight"]) for r in rows if r["las"] == best]
-    a, b = own if own in tied else tied[0]
-    log.info("expert weights chosen on dev (tags predicted): tagger x %g, labeler x %g: LAS "
-             "%.2f (%g, %g: %.2f), %d pairs in %.0f s", a, b, best, *own,
-             next((r["las"] for r in rows if (r["tag_weight"], r["label_weight"]) == own),
-                  float("nan")), len(rows), time.perf_counter() - t0)
-    return a, b, rows
+    pick = _best(rows, lambda r: (r["tag_weight"], r["label_weight"]), own)
+    given = [{"label_weight": b, "uas": sc.uas, "las": sc.las}
+             for b, sc in given_tags_grid(p, gold, label_weights)]
+    pick_given = _best(given, lambda r: r["label_weight"], p.label_weight_given)
+    log.info("expert weights chosen on dev: tags predicted, tagger x %g, labeler x %g: LAS "
+             "%.2f; tags given, labeler x %g: LAS %.2f (%d + %d weightings in %.0f s)",
+             pick["tag_weight"], pick["label_weight"], pick["las"],
+             pick_given["label_weight"], pick_given["las"], len(rows), len(given),
+             time.perf_counter() - t0)
+    return {"tag_weight": pick["tag_weight"], "label_weight": pick["label_weight"],
+            "label_weight_given": pick_given["label_weight"], "grid": rows,
+            "given_grid": given}

@@ -611,10 +611,12 @@ def finish_model(setup: Setup, train_sents, t_start, progress=False, **extra) ->
                             progress=progress)
         info = model.info
     if tr.expert_weights == "dev":
-        a, b, rows = choose_expert_weights(model, setup.dev_gold)
-        model.config = dataclasses.replace(model.config, learned_tag_weight=a,
-                                           learned_label_weight=b)
-        info["expert_weights"] = {"tag_weight": a, "label_weight": b, "grid": rows}
+        got = choose_expert_weights(model, setup.dev_gold)
+        model.config = dataclasses.replace(
+            model.config, learned_tag_weight=got["tag_weight"],
+            learned_label_weight=got["label_weight"],
+            learned_label_weight_given=got["label_weight_given"])
+        info["expert_weights"] = got
     if setup.dev is not None:
         info["final_dev"] = final_dev(model, setup.dev, setup.dev_sents)
     info["total_seconds"] = time.perf_counter() - t_start
