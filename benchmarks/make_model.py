@@ -158,21 +158,22 @@ LEARNED_NOTE = (
     "\"Learned representations\"), but for the network's epochs ({network_epochs}, chosen on "
     "dev: on a treebank smaller than en_ewt, 8 epochs are too few Adam steps); the parser and "
     "labeler learn from the gold tags; 8-bit weights")
+EXPERT_NOTE = ("; the weights of the network's views in the tagger and the labeler chosen on "
+               "dev (`--expert-weights dev`)")
 SHIPPED = {
     "en": {"treebank": "en_ewt", "recipe": RECIPE, "licence": "CC BY-SA 4.0",
            "language": "English"},
     "pt": {"treebank": "pt_bosque", "recipe": dict(LEARNED_RECIPE,
-                                                   learned_epochs=NETWORK_EPOCHS["pt"]),
-           "note": LEARNED_NOTE.format(network_epochs=NETWORK_EPOCHS["pt"]),
+                                                   learned_epochs=NETWORK_EPOCHS["pt"],
+                                                   expert_weights="dev"),
+           "note": LEARNED_NOTE.format(network_epochs=NETWORK_EPOCHS["pt"]) + EXPERT_NOTE,
            "licence": "CC BY-SA 4.0", "language": "Portuguese",
            "udpipe": {"gold tokenization": {"UPOS": 96.3, "UAS": 86.4, "LAS": 83.2},
                       "raw text": {"LAS": 82.2}}},
     "tr": {"treebank": "tr_imst", "recipe": dict(LEARNED_RECIPE,
                                                  learned_epochs=NETWORK_EPOCHS["tr"],
                                                  expert_weights="dev"),
-           "note": LEARNED_NOTE.format(network_epochs=NETWORK_EPOCHS["tr"]) + (
-               "; the weights of the network's views in the tagger and the labeler chosen on "
-               "dev (`--expert-weights dev`)"),
+           "note": LEARNED_NOTE.format(network_epochs=NETWORK_EPOCHS["tr"]) + EXPERT_NOTE,
            "licence": "CC BY-NC-SA 3.0", "language": "Turkish",
            "udpipe": {"gold tokenization": {"UPOS": 93.1, "UAS": 64.1, "LAS": 56.9},
                       "raw text": {"LAS": 54.6}}},
