@@ -278,8 +278,9 @@ class TrainConfig(_Config):
     expert_weights: str = setting("fixed", "with --learned-scale, a tagger, a labeler and dev "
                                   "data: 'dev' chooses the weights of the network's UPOS and "
                                   "DEPREL views in the tagger and the labeler "
-                                  "(--learned-tag-weight, --learned-label-weight) by dev LAS, "
-                                  "tags predicted, from a grid (depparse.learn.devscore); "
+                                  "(--learned-tag-weight, --learned-label-weight by dev LAS "
+                                  "with the tags predicted, --learned-label-weight-given with "
+                                  "the tags given) from a grid (depparse.learn.devscore); "
                                   "'fixed' keeps the given ones", choices=("fixed", "dev"))
     learned_dropout: float = setting(0.33, "with --learned-scale: dropout of the network's "
                                      "inputs and BiLSTM outputs", lo=0.0, hi=0.9, cli=())

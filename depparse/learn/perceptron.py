@@ -475,7 +475,7 @@ def setup_training(train_sents, dev_sents, config=None, decoding=None, training=
     if config.context_layer and vocab.context is None:
         vectors = _context_classes(vocab, train_sents, config, seed)
     tagger = None
-    gold_dev = dev_sents
+    dev_gold = dev_sents
     if training.tagger:
         train_sents, dev_sents, tagger = tag_training_data(train_sents, dev_sents, vectors, config,
                                                   training)
@@ -528,7 +528,7 @@ def setup_training(train_sents, dev_sents, config=None, decoding=None, training=
     joint = (JointTraining(trainer, dev, checkpoint, resume)
              if training.learned_joint and trainer.learned is not None else None)
     return Setup(trainer, parser, data, dev, dev_sents or None, encoded, heads, t_prune,
-                 sum(e.n for e in encoded), tagger, joint, gold_dev or None)
+                 sum(e.n for e in encoded), tagger, joint, dev_gold or None)
 
 
 def record_epoch(setup: Setup, mistakes, correct, seconds, checkpoint, label="", **extra):
