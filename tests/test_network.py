@@ -444,17 +444,17 @@ def test_labels_are_the_product_of_labeler_and_network(tiny):
             enc = vocab.encode(s)
             lp = net.label_logprobs(enc, s.heads)
             parser.label_weight = 0.0
-            alone = parser._labels(enc, s.heads, s.n, True)
+            alone = parser.labels(enc, s.heads, True)
             assert list(alone) == list(lab.label_strings(enc, s.heads))
             parser.label_weight = old
-            assert list(parser._labels(enc, s.heads, s.n, True)) == list(
+            assert list(parser.labels(enc, s.heads, True)) == list(
                 lab.label_strings(enc, s.heads, old * lp))
             parser.label_weight = 1e6
-            swamped = parser._labels(enc, s.heads, s.n, True)
+            swamped = parser.labels(enc, s.heads, True)
             assert list(swamped[1:]) == [vocab.deprel.items[j] for j in lp[1:].argmax(-1)]
             # tags given: the other weight (here 0: the labeler alone)
             parser.label_weight_given = 0.0
-            assert list(parser._labels(enc, s.heads, s.n, False)) == list(alone)
+            assert list(parser.labels(enc, s.heads, False)) == list(alone)
             parser.label_weight_given = old
             differ += sum(a != b for a, b in zip(alone[1:], swamped[1:], strict=True))
     finally:
@@ -589,6 +589,21 @@ def test_expert_weights_chosen_on_dev_are_the_best_pair(tiny):
         sc = parsed_with(dev, learned_label_weight=0.0, learned_label_weight_given=r[
             "label_weight"])
         assert (sc.uas, sc.las) == (r["uas"], r["las"]), r
+    # train's final dev report labels as parsing does, with the weight for given tags
+    from depparse.learn.devscore import final_dev
+
+    reported = set()
+    for w in (0.0, 1e3):
+        m = dataclasses.replace(model, config=dataclasses.replace(
+            model.config, learned_label_weight_given=w))
+        p = Parser(m)
+        encs = [m.vocab.encode(s) for s in dev]
+        triples = [(e, np.asarray(s.heads), p.keep_mask(e)) for e, s in zip(encs, dev,
+                                                                           strict=True)]
+        las = final_dev(m, triples, dev)["las"]
+        assert las == evaluate(dev, p.parse(dev)).las
+        reported.add(las)
+    assert len(reported) == 2
 
 
 def test_expert_weights_on_dev_need_a_network_and_dev_data():
@@ -628,5 +643,8 @@ def test_train_chooses_expert_weights_on_dev_and_stores_them(tmp_path):
         got["tag_weight"], got["label_weight"], got["label_weight_given"])
     assert next(r["las"] for r in got["grid"] if (r["tag_weight"], r["label_weight"]) == (
         got["tag_weight"], got["label_weight"])) == max(r["las"] for r in got["grid"])
-    assert next(r["las"] for r in got["given_grid"] if r["label_weight"] == c.
-                learned_label_weight_given) == max(r["las"] for r in got["given_grid"])
+    given = next(r["las"] for r in got["given_grid"]
+                 if r["label_weight"] == c.learned_label_weight_given)
+    assert given == max(r["las"] for r in got["given_grid"])
+    # the final dev report labels as parsing does, with the weight chosen for given tags
+    assert back.info["final_dev"]["las"] == given

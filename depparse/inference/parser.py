@@ -341,7 +341,7 @@ class Parser:
         r = self.decode(enc, max_iter=max_iter, single_root=single_root, trace=trace,
                         time_limit=time_limit)
         r.tagged = tuple(tag_columns)
-        rels = self._labels(enc, r.heads, sentence.n, "UPOS" in tag_columns)
+        rels = self.labels(enc, r.heads, "UPOS" in tag_columns)
         return sentence.with_parse(r.heads, rels), r
 
     def joint_table(self, sentence, tag_columns=tuple(TAG_COLUMNS), vectors=None,
@@ -387,16 +387,21 @@ class Parser:
         K = d.max_iter if max_iter is None else int(max_iter)
         return single, K, d.time_limit if time_limit is None else time_limit
 
-    def _labels(self, enc, heads, n, predicted):
-        """The DEPREL strings of a tree (``""`` everywhere when the model has no labeler);
-        ``predicted``: whether the tagger predicted the sentence's UPOS (the network's view
-        then weighs :attr:`label_weight`, else :attr:`label_weight_given`)."""
+    def labels(self, enc, heads, predicted=False, weight=None):
+        """The DEPREL strings of the tree ``heads`` of an encoded sentence, as parsing labels
+        it (``""`` everywhere when the model has no labeler): the labeler's best labelling of
+        its scores plus ``weight`` times the learned network's ``log P(DEPREL | h, m)``.
+
+        ``weight`` defaults to :attr:`label_weight` where the tagger predicted the sentence's
+        UPOS (``predicted``), else to :attr:`label_weight_given`; 0 for a model without a
+        network."""
         if self.labeler is None:
-            return [""] * (n + 1)
+            return [""] * len(heads)
+        if weight is None:
+            weight = self.label_weight if predicted else self.label_weight_given
         extra = None
-        w = self.label_weight if predicted else self.label_weight_given
-        if w:
-            extra = w * self.learned.label_logprobs(enc, heads)
+        if weight and self.learned is not None:
+            extra = weight * self.learned.label_logprobs(enc, heads)
         return self.labeler.label_strings(enc, heads, extra)
 
     def _tag_extra(self, sentence, vectors=None):
@@ -442,7 +447,7 @@ class Parser:
                           optimal=proof is not None, proof=proof, nodes=nodes,
                           tagged=tag_columns, joint=True, tags_changed=changed,
                           tag_candidates=int(ji.tags.ids.shape[0]), **extra)
-        rels = self._labels(enc, r.heads, sentence.n, True)
+        rels = self.labels(enc, r.heads, True)
         return out.with_parse(r.heads, rels), res
 
     def parse_many(self, sentences, **kw):

@@ -39,10 +39,11 @@ def evaluate_heads(parser, dev, weights, max_iter=None, dense=None):
             "sec_per_sent": (time.perf_counter() - t0) / n}
 
 
-def final_dev(model, dev, dev_sents):
-    """The finished model (averaged weights, labeler) on the dev data, decoded as ``depparse
-    parse`` decodes: UAS, LAS (when there is a labeler), the trees proved optimal and those
-    with a dual certificate."""
+def final_dev(model, dev, dev_sents, predicted=False):
+    """The finished model (averaged weights, labeler) on the dev data, decoded and labelled as
+    ``depparse parse`` does it (``predicted``: the dev tags are the tagger's, as with
+    ``tag_training="jackknife"``, so labelled as sentences it tagged): UAS, LAS (when there is
+    a labeler), the trees proved optimal and those with a dual certificate."""
     t0 = time.perf_counter()
     p = Parser(model)
     parsed, cert, proved = [], 0, 0
@@ -50,7 +51,7 @@ def final_dev(model, dev, dev_sents):
         r = p.decode(enc, keep=keep)
         cert += r.certificate
         proved += r.optimal
-        rels = p.labeler.label_strings(enc, r.heads) if p.labeler else s.rels
+        rels = p.labels(enc, r.heads, predicted) if p.labeler else s.rels
         parsed.append(s.with_parse(r.heads, rels))
     sc = evaluate(dev_sents, parsed)
     n = max(1, len(dev))
@@ -78,15 +79,13 @@ def _relabelled(parser, parsed, gold, label_weights):
     """``(label_weight, Scores)`` of the trees of ``parsed`` labelled again for each weight:
     the labeler's scores plus the weight times the network's ``log P(DEPREL | h, m)``, as
     :class:`~depparse.inference.parser.Parser` labels them."""
-    net, lab, vocab = parser.learned, parser.labeler, parser.model.vocab
+    net, vocab = parser.learned, parser.model.vocab
     encs = [vocab.encode(s) for s in parsed]
     net.remember(encs)  # the representations the label views read
     try:
         for b in label_weights:
-            out = []
-            for s, enc in zip(parsed, encs, strict=True):
-                extra = b * net.label_logprobs(enc, s.heads) if b else None
-                out.append(s.with_parse(s.heads, lab.label_strings(enc, s.heads, extra)))
+            out = [s.with_parse(s.heads, parser.labels(enc, s.heads, weight=b))
+                   for s, enc in zip(parsed, encs, strict=True)]
             yield float(b), evaluate(gold, out)
     finally:
         net.forget()

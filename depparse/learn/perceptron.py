@@ -618,6 +618,7 @@ def finish_model(setup: Setup, train_sents, t_start, progress=False, **extra) ->
             learned_label_weight_given=got["label_weight_given"])
         info["expert_weights"] = got
     if setup.dev is not None:
-        info["final_dev"] = final_dev(model, setup.dev, setup.dev_sents)
+        info["final_dev"] = final_dev(model, setup.dev, setup.dev_sents,
+                                      tr.tag_training == "jackknife")
     info["total_seconds"] = time.perf_counter() - t_start
     return model
