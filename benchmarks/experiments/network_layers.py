@@ -27,7 +27,7 @@ import time
 import numpy as np
 from _common import REPO, corpus
 
-from depparse.config import ModelConfig, TrainConfig
+from depparse.config import ModelConfig, TrainConfig, split_settings
 from depparse.conllu import read_conllu
 from depparse.encoding.minilm import batch_layer_vectors
 from depparse.encoding.vocab import Vocabularies
@@ -43,10 +43,8 @@ ALL = (1, 2, 3)  # the layers the parse path computes on its way to layer 3
 
 def recipe_configs():
     """``(ModelConfig, TrainConfig)`` of the shipped English recipe."""
-    mk = {f.name for f in dataclasses.fields(ModelConfig)}
-    tk = {f.name for f in dataclasses.fields(TrainConfig)}
-    return (ModelConfig(**{k: v for k, v in RECIPE.items() if k in mk}),
-            TrainConfig(**{k: v for k, v in RECIPE.items() if k in tk}))
+    m, _, t = split_settings(RECIPE)
+    return ModelConfig(**m), TrainConfig(**t)
 
 
 def layer_vectors(cache, splits):
