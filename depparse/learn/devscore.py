@@ -75,12 +75,16 @@ def blank_tags(sentences) -> list:
     return out
 
 
-def _relabelled(parser, parsed, gold, label_weights):
+def _relabelled(parser, parsed, gold, label_weights, vectors=None):
     """``(label_weight, Scores)`` of the trees of ``parsed`` labelled again for each weight:
     the labeler's scores plus the weight times the network's ``log P(DEPREL | h, m)``, as
-    :class:`~depparse.inference.parser.Parser` labels them."""
+    :class:`~depparse.inference.parser.Parser` labels them.  ``vectors``: the sentences'
+    encoder vectors (:meth:`~depparse.encoding.vocab.Vocabularies.iter_context_vectors`), when
+    the caller has them; they do not depend on the tags, so one pass serves every grid."""
     net, vocab = parser.learned, parser.model.vocab
-    encs = [vocab.encode(s) for s in parsed]
+    if vectors is None:
+        vectors = [None] * len(parsed)
+    encs = [vocab.encode(s, v) for s, v in zip(parsed, vectors, strict=True)]
     net.remember(encs)  # the representations the label views read
     try:
         for b in label_weights:
@@ -91,12 +95,14 @@ def _relabelled(parser, parsed, gold, label_weights):
         net.forget()
 
 
-def expert_weight_grid(parser, gold, tag_weights=TAG_WEIGHTS, label_weights=LABEL_WEIGHTS):
+def expert_weight_grid(parser, gold, tag_weights=TAG_WEIGHTS, label_weights=LABEL_WEIGHTS,
+                       vectors=None):
     """Score every pair of weights of the network's views on ``gold`` with its tags blanked.
 
     For each tag weight the sentences are tagged and parsed once (the trees depend on the tags);
     for each label weight the trees are labelled again.  ``parser`` needs a learned network, a
-    tagger and a labeler; its own weights are restored afterwards.
+    tagger and a labeler; its own weights are restored afterwards.  ``vectors``: as
+    :func:`_relabelled` takes them.
 
     Yields
     ------
@@ -109,13 +115,13 @@ def expert_weight_grid(parser, gold, tag_weights=TAG_WEIGHTS, label_weights=LABE
         for a in tag_weights:
             parser.tag_weight, parser.label_weight = float(a), 0.0
             parsed = parser.parse(blank)
-            for b, sc in _relabelled(parser, parsed, gold, label_weights):
+            for b, sc in _relabelled(parser, parsed, gold, label_weights, vectors):
                 yield float(a), b, sc
     finally:
         parser.tag_weight, parser.label_weight = saved
 
 
-def given_tags_grid(parser, gold, label_weights=LABEL_WEIGHTS):
+def given_tags_grid(parser, gold, label_weights=LABEL_WEIGHTS, vectors=None):
     """:func:`expert_weight_grid` for sentences whose tags are given: ``gold`` parsed as it is
     (the trees do not depend on the weights), labelled again for each label weight; yields
     ``(label_weight, Scores)``."""
@@ -125,7 +131,7 @@ def given_tags_grid(parser, gold, label_weights=LABEL_WEIGHTS):
         parsed = parser.parse(gold)
     finally:
         parser.label_weight_given = saved
-    yield from _relabelled(parser, parsed, gold, label_weights)
+    yield from _relabelled(parser, parsed, gold, label_weights, vectors)
 
 
 def _best(rows, key, own):
@@ -155,13 +161,14 @@ def choose_expert_weights(model, gold, tag_weights=TAG_WEIGHTS, label_weights=LA
         raise ValueError("choosing the expert weights needs a learned network, a tagger and a "
                          "labeler")
     t0 = time.perf_counter()
+    vectors = list(model.vocab.iter_context_vectors(gold))  # one encoder pass for the grids
     c = model.config
     own = (float(c.learned_tag_weight), float(c.learned_label_weight))
     rows = [{"tag_weight": a, "label_weight": b, "upos": sc.upos, "uas": sc.uas, "las": sc.las}
-            for a, b, sc in expert_weight_grid(p, gold, tag_weights, label_weights)]
+            for a, b, sc in expert_weight_grid(p, gold, tag_weights, label_weights, vectors)]
     pick = _best(rows, lambda r: (r["tag_weight"], r["label_weight"]), own)
     given = [{"label_weight": b, "uas": sc.uas, "las": sc.las}
-             for b, sc in given_tags_grid(p, gold, label_weights)]
+             for b, sc in given_tags_grid(p, gold, label_weights, vectors)]
     pick_given = _best(given, lambda r: r["label_weight"], p.label_weight_given)
     log.info("expert weights chosen on dev: tags predicted, tagger x %g, labeler x %g: LAS "
              "%.2f; tags given, labeler x %g: LAS %.2f (%d + %d weightings in %.0f s)",
