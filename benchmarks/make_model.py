@@ -334,10 +334,11 @@ def main(argv=None):
     if t.get("labeler_dense"):
         settings_text += f"; dense label scores (factor {t['labeler_dense']:g})"
     if c.learned_scale:
+        annealed = (" annealed to 0 (cosine)" if t.get("learned_schedule") == "cosine" else "")
         settings_text += (f"; a learned network's arc scores (scale {c.learned_scale:g}: "
                           f"{t['learned_layers']} BiLSTM layers of {t['learned_hidden']} units "
                           f"per direction, {t['learned_epochs']} epochs of Adam at "
-                          f"{t['learned_lr']:g}, dropout {t['learned_dropout']:g}); its "
+                          f"{t['learned_lr']:g}{annealed}, dropout {t['learned_dropout']:g}); its "
                           f"log P(UPOS | word) added to the tagger's UPOS scores times "
                           f"{c.learned_tag_weight:g}, its log P(DEPREL | head, word) to the "
                           f"labeler's times {c.learned_label_weight:g}")

@@ -272,6 +272,10 @@ class TrainConfig(_Config):
                                   "steps in the same pass)")
     learned_lr: float = setting(2e-3, "with --learned-scale: Adam's learning rate", lo=0.0,
                                 open_lo=True, cli=())
+    learned_schedule: str = setting("cosine", "with --learned-scale: the learning rate of "
+                                    "the network's training, 'cosine' (annealed to 0 over "
+                                    "--learned-epochs) or 'constant'",
+                                    choices=("constant", "cosine"))
     learned_joint_lr: float = setting(2e-3, "with --learned-joint: Adam's learning rate of the "
                                       "network's hinge steps in the parser's epochs", lo=0.0,
                                       open_lo=True, cli=())

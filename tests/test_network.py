@@ -237,6 +237,48 @@ def test_training_is_deterministic_and_resumes_bit_identically(tmp_path):
     assert a.history[0]["loss"] != a.history[-1]["loss"]  # it did learn something
 
 
+@needs_jax
+def test_cosine_schedule_anneals_to_zero_and_resumes_bit_identically(tmp_path):
+    """The cosine schedule's factor is 1 at the first step, 1/2 half-way and 0 after its
+    horizon (so an epoch beyond it moves no parameter); training with it resumes from a
+    checkpoint bit-identically, and it trains differently from the constant rate."""
+    from depparse.learn.network import NetworkTrainer
+
+    items = _items(4, lengths=(3, 5, 4, 6, 2))
+    gold = _gold(items, 4)
+    chars = list("abcdeéxyz")
+
+    def fresh(**kw):
+        return NetworkTrainer.fresh(SPEC, chars, np.zeros(5, np.float32),
+                                    np.ones(5, np.float32), 1.0, seed=7, **kw)
+
+    t = fresh(schedule="cosine", horizon=4)
+    assert [t.rate(k, 10) for k in (0, 20, 40, 55)] == [1.0, 0.5, 0.0, 0.0]
+    assert fresh().rate(39, 10) == 1.0
+    assert 0.0 < t.rate(399, 100) < 1e-4  # the last step's is small, not 0
+
+    a = fresh(schedule="cosine", horizon=3)
+    a.fit(items, gold, 3)
+    b = fresh(schedule="cosine", horizon=3)
+    ck = tmp_path / "net.ckpt.npz"
+    b.fit(items, gold, 2, checkpoint=ck)
+    c = NetworkTrainer.load_checkpoint(ck)
+    assert (c.schedule, c.horizon) == ("cosine", 3)
+    c.fit(items, gold, 3)
+    for k in a.params:
+        assert np.array_equal(np.asarray(a.params[k]), np.asarray(c.params[k])), k
+    flat = fresh()
+    flat.fit(items, gold, 3)
+    assert any(not np.array_equal(np.asarray(a.params[k]), np.asarray(flat.params[k]))
+               for k in a.params)
+    before = {k: np.asarray(v).copy() for k, v in a.params.items()}
+    a.fit(items, gold, 4)  # an epoch past the horizon: factor 0
+    for k in before:
+        assert np.array_equal(before[k], np.asarray(a.params[k])), k
+    with pytest.raises(ValueError, match="horizon"):
+        fresh(schedule="cosine")
+
+
 def test_component_round_trip_and_scores():
     net = Network(SPEC, _params(5), list("abcdeéxyz"), np.zeros(5), np.ones(5), 2.0).rounded()
     meta, arrays = net.to_component()

@@ -82,6 +82,10 @@ def main():
     ap.add_argument("--epochs", type=int, default=None, help="default: the recipe's")
     ap.add_argument("--cache", default="/tmp/layermix_vectors.npz")
     ap.add_argument("--treebank", default="en_ewt")
+    ap.add_argument("--schedule", default=None, choices=("constant", "cosine"),
+                    help="the learning rate's schedule (default: the recipe's)")
+    ap.add_argument("--hidden", type=int, default=None,
+                    help="BiLSTM units per direction (default: the recipe's)")
     ap.add_argument("--limit", type=int, default=None,
                     help="the first N sentences of train and dev (a smoke test)")
     args = ap.parse_args()
@@ -89,7 +93,11 @@ def main():
     if not layers or any(k not in ALL for k in layers) or len(set(layers)) < len(layers):
         ap.error(f"--layers {args.layers}: distinct layers of {ALL}")
     config, training = recipe_configs()
-    epochs = args.epochs or training.learned_epochs
+    training = dataclasses.replace(
+        training, learned_epochs=args.epochs or training.learned_epochs,
+        learned_schedule=args.schedule or training.learned_schedule,
+        learned_hidden=args.hidden or training.learned_hidden)
+    epochs = training.learned_epochs
     train = read_conllu(corpus("train", args.treebank))
     dev = read_conllu(corpus("dev", args.treebank))
     train, dev = train[:args.limit], dev[:args.limit]
@@ -110,7 +118,8 @@ def main():
                        layers=training.learned_layers)
     mean, std = learn.standardisation([e.vectors for e in enc])
     t = learn.NetworkTrainer.fresh(spec, chars, mean, std, config.learned_scale, seed=training.seed,
-                             lr=training.learned_lr, dropout=training.learned_dropout)
+                                   lr=training.learned_lr, dropout=training.learned_dropout,
+                                   schedule=training.learned_schedule, horizon=epochs)
     items = learn.network_items(t.net, enc)
     gold = [learn.gold_ids(vocab, s) for s in train]
     dev_data = (learn.network_items(t.net, denc), [learn.gold_ids(vocab, s) for s in dev])
@@ -120,7 +129,8 @@ def main():
         shipped = next(h["learned_network"] for h in hist if "learned_network" in h)
     print(f"layers {args.layers}: vec_dim {spec.vec_dim}, {len(train)} training sentences, "
           f"{len(dev)} dev; hidden {spec.hidden}, layers {spec.layers}, lr "
-          f"{training.learned_lr}, dropout {training.learned_dropout}, seed {training.seed}",
+          f"{training.learned_lr} ({training.learned_schedule}), dropout "
+          f"{training.learned_dropout}, seed {training.seed}",
           flush=True)
     for _ in range(epochs):
         t0 = time.perf_counter()

@@ -5,7 +5,10 @@ The network is trained first, on its own, with local losses (Dozat and Manning 2
 plus that of its gold label under the gold head and of its UPOS tag, summed and averaged
 over the words); the sparse parser is then trained over Z with the network's scores in its
 part tables (:meth:`depparse.learn.perceptron.Trainer.step`).  Optimiser: Adam with
-``beta2 = 0.9`` (Dozat and Manning), gradients clipped to global norm 5; dropout on the
+``beta2 = 0.9`` (Dozat and Manning), gradients clipped to global norm 5, the learning rate
+constant or, with ``schedule="cosine"``, annealed from ``lr`` to 0 over the training's
+``horizon`` epochs (``0.5 (1 + cos(pi t / T))`` at step ``t`` of ``T``; Loshchilov and
+Hutter 2017, without restarts); dropout on the
 inputs and between the BiLSTM layers, and each training word replaced by ``<UNK>`` with
 probability ``word_dropout``.
 
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import time
 from collections import Counter
 from dataclasses import asdict
@@ -112,13 +116,26 @@ class NetworkTrainer:
         parameters are the starting point).
     lr, dropout, word_dropout : float
     seed : int
+    schedule : str
+        ``"constant"`` (the learning rate ``lr`` throughout) or ``"cosine"`` (annealed to 0 at
+        the end of epoch ``horizon``; module docstring).
+    horizon : int or None
+        The epochs the cosine schedule spans (the training's number of epochs).
     """
 
-    def __init__(self, net: Network, lr=2e-3, dropout=0.33, word_dropout=0.1, seed=0):
+    SCHEDULES = ("constant", "cosine")
+
+    def __init__(self, net: Network, lr=2e-3, dropout=0.33, word_dropout=0.1, seed=0,
+                 schedule="constant", horizon=None):
         jax, jnp, optax = _jax()
+        if schedule not in self.SCHEDULES:
+            raise ValueError(f"schedule {schedule!r}: one of {self.SCHEDULES}")
+        if schedule != "constant" and not (horizon and horizon > 0):
+            raise ValueError(f"the {schedule} schedule needs a horizon of at least one epoch")
         self.net = net
         self.spec = net.spec
         self.lr, self.dropout, self.word_dropout, self.seed = lr, dropout, word_dropout, seed
+        self.schedule, self.horizon = schedule, horizon
         self.params = {k: jnp.asarray(v) for k, v in net.params.items()}
         self.opt = optax.chain(optax.clip_by_global_norm(5.0),
                                optax.adam(lr, b1=0.9, b2=0.9))
@@ -170,9 +187,11 @@ class NetworkTrainer:
         loss = self._loss_fn()
         opt = self.opt
 
-        def step(params, opt_state, batch, key):
+        def step(params, opt_state, batch, key, rate):
             value, grads = jax.value_and_grad(loss)(params, batch, key)
             updates, opt_state = opt.update(grads, opt_state, params)
+            # the schedule's factor on Adam's step (1.0 leaves it exactly as it is)
+            updates = jax.tree_util.tree_map(lambda u: u * rate, updates)
             return optax.apply_updates(params, updates), opt_state, value
 
         return step
@@ -223,17 +242,28 @@ class NetworkTrainer:
             yield g, b
 
     # -- training --------------------------------------------------------------------------
+    def rate(self, step, per_epoch) -> float:
+        """The schedule's factor on the learning rate at global step ``step`` (from 0), with
+        ``per_epoch`` steps an epoch: 1 throughout for ``constant``; for ``cosine``
+        ``0.5 (1 + cos(pi t / T))`` over the ``T = horizon * per_epoch`` steps, 0 after."""
+        if self.schedule == "constant":
+            return 1.0
+        t = min(step / (self.horizon * per_epoch), 1.0)
+        return 0.5 * (1.0 + math.cos(math.pi * t))
+
     def train_epoch(self, items, gold) -> float:
         """One pass over the training data in the epoch's seeded batch order; the mean loss."""
-        jax, _, _ = _jax()
+        jax, jnp, _ = _jax()
         rng = np.random.default_rng([self.seed, self.epoch])
         base = jax.random.PRNGKey(self.seed)
+        per_epoch = -(-len(items) // BATCH)
         total = 0.0
         count = 0
         for _, b in self.batches(items, gold, order=rng.permutation):
             key = jax.random.fold_in(base, self.steps)
+            rate = jnp.float32(self.rate(self.steps, per_epoch))
             self.params, self.opt_state, value = self._step(self.params, self.opt_state, b,
-                                                            key)
+                                                            key, rate)
             self.steps += 1
             total += float(value)
             count += 1
@@ -288,7 +318,8 @@ class NetworkTrainer:
         meta = {"ckpt_version": CKPT_VERSION, "spec": asdict(self.spec), "chars": n.chars,
                 "scale": n.scale, "epoch": self.epoch, "steps": self.steps,
                 "history": self.history, "lr": self.lr, "dropout": self.dropout,
-                "word_dropout": self.word_dropout, "seed": self.seed, "leaves": len(leaves)}
+                "word_dropout": self.word_dropout, "seed": self.seed, "leaves": len(leaves),
+                "schedule": self.schedule, "horizon": self.horizon}
         arrays = {f"p.{k}": np.asarray(v) for k, v in self.params.items()}
         arrays.update({f"o.{i}": np.asarray(v) for i, v in enumerate(leaves)})
         if n.mean is not None:
@@ -311,7 +342,8 @@ class NetworkTrainer:
                 params = {k[2:]: z[k] for k in z.files if k.startswith("p.")}
                 net = Network(spec, params, meta["chars"], z["mean"] if "mean" in z.files
                               else None, z["std"] if "std" in z.files else None, meta["scale"])
-                t = cls(net, meta["lr"], meta["dropout"], meta["word_dropout"], meta["seed"])
+                t = cls(net, meta["lr"], meta["dropout"], meta["word_dropout"], meta["seed"],
+                        meta.get("schedule", "constant"), meta.get("horizon"))
                 treedef = jax.tree_util.tree_structure(t.opt_state)
                 leaves = [jnp.asarray(z[f"o.{i}"]) for i in range(int(meta["leaves"]))]
                 t.opt_state = jax.tree_util.tree_unflatten(treedef, leaves)
@@ -360,7 +392,9 @@ def train_learned(learned, config, training, vocab, train_sents, encoded, dev_se
         else:
             t = NetworkTrainer.fresh(spec, chars, mean, std, config.learned_scale,
                                      seed=training.seed, lr=training.learned_lr,
-                                     dropout=training.learned_dropout)
+                                     dropout=training.learned_dropout,
+                                     schedule=training.learned_schedule,
+                                     horizon=training.learned_epochs)
         items = network_items(t.net, encoded)
         gold = [gold_ids(vocab, s) for s in train_sents]
         dev = None
