@@ -276,6 +276,11 @@ class TrainConfig(_Config):
                                     "the network's training, 'cosine' (annealed to 0 over "
                                     "--learned-epochs) or 'constant'",
                                     choices=("constant", "cosine"))
+    learned_folds: int = setting(0, "with --learned-scale: score the training sentences, for "
+                                 "the sparse parser's training, by K networks each trained on "
+                                 "the other folds (a jackknife, K times the network's "
+                                 "training; 0 or 1: by the network trained on them)", lo=0,
+                                 metavar="K")
     learned_joint_lr: float = setting(2e-3, "with --learned-joint: Adam's learning rate of the "
                                       "network's hinge steps in the parser's epochs", lo=0.0,
                                       open_lo=True, cli=())

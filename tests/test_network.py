@@ -279,6 +279,42 @@ def test_cosine_schedule_anneals_to_zero_and_resumes_bit_identically(tmp_path):
         fresh(schedule="cosine")
 
 
+@needs_jax
+def test_held_out_scores_come_from_networks_that_did_not_see_the_sentence():
+    """The jackknife (``train --learned-folds K``): a sentence's held-out scores do not change
+    when its own gold tree does (no network that scores it trained on it), while the other
+    fold's do; the same seed gives the same scores; too few sentences for the folds, none."""
+    from depparse.config import TrainConfig
+    from depparse.encoding.vocab import Vocabularies
+    from depparse.features.network import CHAR_SPECIALS
+    from depparse.learn.network import char_vocabulary, gold_ids, held_out_logprobs
+
+    sents = synthetic.sentences(8, seed=4)
+    vocab = Vocabularies.build(sents, 1)
+    enc = [vocab.encode(s) for s in sents]
+    gold = [gold_ids(vocab, s) for s in sents]
+    chars = char_vocabulary(sents)
+    spec = NetworkSpec(words=len(vocab.form), chars=len(chars) + CHAR_SPECIALS,
+                       labels=len(vocab.deprel), tags=len(vocab.upos), word_dim=6, char_dim=4,
+                       char_filters=5, hidden=7, layers=1, arc_dim=8, label_dim=3, max_chars=6)
+    net = Network(spec, init_params(spec, 0), chars)
+    training = TrainConfig(learned_epochs=2, learned_hidden=7, seed=3)
+    held, acc = held_out_logprobs(net, training, enc, gold, 2)
+    assert len(held) == len(sents) and 0.0 <= acc <= 100.0
+    for lp, e in zip(held, enc, strict=True):
+        assert lp.shape == (e.n + 1, e.n + 1)
+        np.testing.assert_allclose(np.exp(lp[:, 1:]).sum(0), 1.0, atol=1e-5)  # per word
+    again, _ = held_out_logprobs(net, training, enc, gold, 2)
+    assert all(np.array_equal(a, b) for a, b in zip(held, again, strict=True))
+    changed = list(gold)
+    changed[0] = (np.zeros_like(gold[0][0]),) + gold[0][1:]  # every word on the root
+    moved, _ = held_out_logprobs(net, training, enc, changed, 2)
+    same = [np.array_equal(a, b) for a, b in zip(held, moved, strict=True)]
+    assert same[0]  # its scorer never saw its tree
+    assert not all(same)  # the other fold's scorer did
+    assert held_out_logprobs(net, training, enc[:3], gold[:3], 2) == (None, None)
+
+
 def test_component_round_trip_and_scores():
     net = Network(SPEC, _params(5), list("abcdeéxyz"), np.zeros(5), np.ones(5), 2.0).rounded()
     meta, arrays = net.to_component()
@@ -291,7 +327,8 @@ def test_component_round_trip_and_scores():
 # -- the learned scores in the part tables, and the whole path ----------------------------
 
 TINY = dict(model="gs", learned_scale=1.0, learned_epochs=3, learned_hidden=8,
-            learned_layers=1, learned_joint=True, epochs=2, tagger=True, tokenizer=False,
+            learned_layers=1, learned_joint=True, learned_folds=2, epochs=2, tagger=True,
+            tokenizer=False,
             labeler_epochs=1, bits=16, pruner_bits=14, labeler_bits=14, seed=3)
 
 
@@ -317,6 +354,9 @@ def test_tiny_model_trains_saves_loads_and_proves_every_tree(tiny):
     assert parser.learned is not None and parser.learned.scale == 1.0
     hist = [h for h in parser.model.info["history"] if "learned_network" in h][0]
     assert len(hist["learned_network"]) == TINY["learned_epochs"]
+    folds = [h for h in parser.model.info["history"] if "learned_folds" in h]
+    assert [h["learned_folds"] for h in folds] == [2]  # the parser trained on held-out scores
+    assert 0.0 <= folds[0]["held_out_heads"] <= 100.0
     results = parser.parse_results(dev)
     assert all(r.optimal for _, r in results)
     uas = np.mean([(p.heads[1:] == g.heads[1:]).mean() for (p, _), g in
