@@ -282,8 +282,8 @@ def test_cosine_schedule_anneals_to_zero_and_resumes_bit_identically(tmp_path):
 @needs_jax
 def test_held_out_scores_come_from_networks_that_did_not_see_the_sentence():
     """The jackknife (``train --learned-folds K``): a sentence's held-out scores do not change
-    when its own gold tree does (no network that scores it trained on it), while the other
-    fold's do; the same seed gives the same scores; too few sentences for the folds, none."""
+    when its own gold tree does (no network that scores it trained on it, and training is
+    deterministic), while the other fold's do; too few sentences for the folds, none."""
     from depparse.config import TrainConfig
     from depparse.encoding.vocab import Vocabularies
     from depparse.features.network import CHAR_SPECIALS
@@ -304,13 +304,11 @@ def test_held_out_scores_come_from_networks_that_did_not_see_the_sentence():
     for lp, e in zip(held, enc, strict=True):
         assert lp.shape == (e.n + 1, e.n + 1)
         np.testing.assert_allclose(np.exp(lp[:, 1:]).sum(0), 1.0, atol=1e-5)  # per word
-    again, _ = held_out_logprobs(net, training, enc, gold, 2)
-    assert all(np.array_equal(a, b) for a, b in zip(held, again, strict=True))
     changed = list(gold)
     changed[0] = (np.zeros_like(gold[0][0]),) + gold[0][1:]  # every word on the root
     moved, _ = held_out_logprobs(net, training, enc, changed, 2)
     same = [np.array_equal(a, b) for a, b in zip(held, moved, strict=True)]
-    assert same[0]  # its scorer never saw its tree
+    assert same[0]  # its scorer never saw its tree (and the same seed gave the same bits)
     assert not all(same)  # the other fold's scorer did
     assert held_out_logprobs(net, training, enc[:3], gold[:3], 2) == (None, None)
 
