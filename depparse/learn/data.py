@@ -1,4 +1,5 @@
-"""The one check of training and dev data: every sentence has a gold tree."""
+"""The one check of training and dev data (every sentence has a gold tree), and the folds of
+the jackknifes that score training data by models that did not see it."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import numpy as np
 from ..decode.trees import validate_tree
 from ..errors import TrainingDataError
 
-__all__ = ["check_training_sentences"]
+__all__ = ["check_training_sentences", "jackknife_folds"]
 
 
 def check_training_sentences(sentences, what="training", single_root=True):
@@ -41,3 +42,10 @@ def check_training_sentences(sentences, what="training", single_root=True):
             hint = (" (allow several with --multi-root, or single_root=False)"
                     if "attached to the root" in msg else "")
             raise TrainingDataError(f"{s.source}:{s.line_no}: {what} sentence: {msg}{hint}")
+
+
+def jackknife_folds(n, folds, seed, salt) -> np.ndarray:
+    """The fold (``0 .. folds - 1``) of each of ``n`` training items: a permutation seeded by
+    ``(seed, salt)``, modulo ``folds`` (the folds' sizes differ by at most one).  ``salt``
+    gives each jackknife (pruner, labeler, network) a split of its own."""
+    return np.random.default_rng([seed, salt]).permutation(n) % folds

@@ -39,6 +39,7 @@ from ..features.labels import (
 )
 from ..inference.labeling import CONSTRAINTS_VERSION
 from ..model import Component
+from .data import jackknife_folds
 
 __all__ = ["HeldOut", "fit_label_constraints", "held_out_label_scores", "learn_label_constraints",
            "train_labeler", "train_labeler_dense"]
@@ -285,7 +286,7 @@ def held_out_label_scores(encoded, heads, rels, vocab, bits=20, epochs=8, seed=0
     gold = np.empty(nwords, dtype=np.int64)
     hs, hpos, fid = (np.empty(nheads, dtype=np.int64) for _ in range(3))
     ptr = np.zeros(nheads + 1, dtype=np.int64)
-    assign = np.random.default_rng([seed, 78]).permutation(len(data)) % folds
+    assign = jackknife_folds(len(data), folds, seed, 78)
     tables = np.empty((folds, len(vocab.upos), 4, nlabels, nlabels))
     j = r = 0
     for f in range(folds):

@@ -48,6 +48,7 @@ from ..features.network import (
     tag_scores,
 )
 from ..model import atomic_savez
+from .data import jackknife_folds
 
 __all__ = ["JointTraining", "NetworkTrainer", "char_vocabulary", "gold_ids", "have_jax",
            "network_items", "standardisation", "train_learned"]
@@ -381,7 +382,7 @@ def held_out_logprobs(net: Network, training, encoded, gold, folds):
     """
     if folds < 2 or len(encoded) < 2 * folds:
         return None, None
-    fold_of = np.random.default_rng([training.seed, 992]).permutation(len(encoded)) % folds
+    fold_of = jackknife_folds(len(encoded), folds, training.seed, 992)
     out = [None] * len(encoded)
     right = words = 0
     for f in range(folds):

@@ -23,6 +23,7 @@ from ..decode.marginals import arc_marginals
 from ..features.dense import DenseArcs, DenseLayout, dense_arc_gradient
 from ..features.parts import ALL_TEMPLATES, MAX_FEATS, all_arcs, arc_features, score_all_arcs
 from ..inference.candidates import candidate_arcs
+from .data import jackknife_folds
 
 __all__ = ["fresh_pruner_dense", "jackknife_keep_masks", "keep_masks", "pruner_dense_gradient",
            "train_pruner"]
@@ -154,7 +155,7 @@ def jackknife_keep_masks(config, decoding, encoded, heads, folds, pruner_epochs,
     """
     if folds < 2 or len(encoded) < 2 * folds:
         return None
-    fold_of = np.random.default_rng([seed, 991]).permutation(len(encoded)) % folds
+    fold_of = jackknife_folds(len(encoded), folds, seed, 991)
     keep = [None] * len(encoded)
     log.info("pruning the training data with %d jackknifed pruners, each trained on the "
              "other %d folds", folds, folds - 1)
