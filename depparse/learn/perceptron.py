@@ -475,7 +475,7 @@ def setup_training(train_sents, dev_sents, config=None, decoding=None, training=
     if config.context_layer and vocab.context is None:
         vectors = _context_classes(vocab, train_sents, config, seed)
     tagger = None
-    dev_gold = dev_sents
+    train_gold, dev_gold = train_sents, dev_sents  # as given (tag_training may re-tag them)
     if training.tagger:
         train_sents, dev_sents, tagger = tag_training_data(train_sents, dev_sents, vectors, config,
                                                   training)
@@ -483,8 +483,9 @@ def setup_training(train_sents, dev_sents, config=None, decoding=None, training=
     heads = [np.asarray(s.heads, dtype=np.int64) for s in train_sents]
     denc = [vocab.encode(s, v) for s, v in zip(dev_sents, vocab.iter_context_vectors(
         dev_sents), strict=True)] if dev_sents else None
+    # the network learns the gold UPOS (its tag view), whatever tags the parser learns from
     learned, hist = train_learned(None if trainer is None else trainer.learned, config,
-                                  training, vocab, train_sents, encoded, dev_sents, denc,
+                                  training, vocab, train_gold, encoded, dev_gold, denc,
                                   checkpoint, resume)
     t_prune = 0.0
     if trainer is None:
