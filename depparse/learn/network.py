@@ -387,11 +387,11 @@ def held_out_logprobs(net: Network, training, encoded, gold, folds):
     right = words = 0
     for f in range(folds):
         tr = np.flatnonzero(fold_of != f)
-        t = NetworkTrainer(Network(net.spec, init_params(net.spec, training.seed + 1 + f),
-                                   net.chars, net.mean, net.std, net.scale),
-                           lr=training.learned_lr, dropout=training.learned_dropout,
-                           seed=training.seed + 1 + f, schedule=training.learned_schedule,
-                           horizon=training.learned_epochs)
+        t = NetworkTrainer.fresh(net.spec, net.chars, net.mean, net.std, net.scale,
+                                 seed=training.seed + 1 + f, lr=training.learned_lr,
+                                 dropout=training.learned_dropout,
+                                 schedule=training.learned_schedule,
+                                 horizon=training.learned_epochs)
         items = network_items(t.net, [encoded[i] for i in tr])
         t.fit(items, [gold[i] for i in tr], training.learned_epochs,
               label=f"jackknife network {f + 1}/{folds}")
