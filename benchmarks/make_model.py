@@ -77,8 +77,8 @@ models' scores: products of experts).
 - **Reproduce**: `make model` (seed {seed}; {total:.0f} s of training on the 2-core build
   machine, of which final pruner {pruner:.0f} s (the 4 jackknife pruners that prune the
   training data come on top of it), perceptron epochs {perceptron:.0f} s, labeler
-  {labeler:.0f} s, tokenizer {tokenizer:.0f} s; the rest is the encoder, the tagger and the
-  per-epoch dev evaluation).
+  {labeler:.0f} s, tokenizer {tokenizer:.0f} s{network_text}; the rest is the encoder, the
+  tagger and the per-epoch dev evaluation).
 - **File**: `models/en_ewt_gs.npz`, {size:.1f} MB (weights as {storage} codes; feature set
   {feature_set}, labeler `{labeler_kind}`; format in `depparse/model.py`).
 
@@ -216,8 +216,8 @@ split by the training data's dictionary) for plain text.  {features}
 - **Reproduce**: `make model-{lang}` (seed {seed}; {total:.0f} s of training, {wall:.0f} s
   wall clock with the evaluation, on the shared 2-core build machine, of which final pruner
   {pruner:.0f} s, perceptron epochs {perceptron:.0f} s, labeler {labeler:.0f} s, tokenizer
-  {tokenizer:.0f} s; the rest is the tagger, the jackknifed pruners and the per-epoch dev
-  evaluation).
+  {tokenizer:.0f} s{network_text}; the rest is the tagger, the jackknifed pruners and the
+  per-epoch dev evaluation).
 - **File**: `models/{name}.npz`, {size:.1f} MB (weights as {storage} codes; feature set
   {feature_set}, labeler `{labeler_kind}`; format in `depparse/model.py`).
 
@@ -265,7 +265,12 @@ def main(argv=None):
     if args.card_from:
         fields = json.loads(Path(args.card_from).read_text())
         spec = SHIPPED[fields["lang"]]
-        write_card(Path(args.out or REPO / "models" / f"{spec['treebank']}_gs.npz"), fields)
+        out = Path(args.out or REPO / "models" / f"{spec['treebank']}_gs.npz")
+        if "network_text" not in fields:  # kept before it was a field: from the model file
+            from depparse.model import Model
+
+            fields["network_text"] = network_text(Model.load(out).info)
+        write_card(out, fields)
         return 0
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
 
@@ -378,7 +383,8 @@ def main(argv=None):
         pruner=m.info["pruner_seconds"],
         perceptron=sum(h.get("train_seconds", 0) for h in hist),
         labeler=m.info.get("labeler_seconds", 0.0),
-        tokenizer=m.info.get("tokenizer_seconds", 0.0), size=out.stat().st_size / 1e6,
+        tokenizer=m.info.get("tokenizer_seconds", 0.0), network_text=network_text(m.info),
+        size=out.stat().st_size / 1e6,
         settings_table="\n".join(lines), uas=sc.uas, las=sc.las, uas_np=sc.uas_nopunct,
         cert=100.0 * float(np.mean([r.certificate for _, r in res])),
         proved=100.0 * float(np.mean([r.optimal for _, r in res])), cert_k=cert_k,
@@ -401,6 +407,19 @@ def main(argv=None):
     keep.write_text(json.dumps(fields, indent=1))
     write_card(out, fields)
     return 0
+
+
+def network_text(info: dict) -> str:
+    """The learned network's share of a build's training time, for the card's Reproduce line
+    (from the model's ``info["history"]``): its training and that of its jackknifed networks
+    (``--learned-folds``); empty for a model without one."""
+    hist = info.get("history", [])
+    net = next((h for h in hist if "learned_network" in h), None)
+    folds = next((h for h in hist if "learned_folds" in h), None)
+    text = "" if net is None else f", learned network {net['seconds']:.0f} s"
+    if folds is not None:
+        text += f", its {folds['learned_folds']} jackknifed networks {folds['seconds']:.0f} s"
+    return text
 
 
 def expert_choice(ew: dict) -> str:

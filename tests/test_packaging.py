@@ -177,6 +177,21 @@ def test_models_command_lists_packages_and_card_scores(fake_package):
                                                                    "en_ewt_gs.md")
 
 
+def test_the_english_card_names_the_training_time_of_its_networks():
+    """The shipped English card says how long its learned network and the jackknifed ones of
+    ``--learned-folds`` trained, as the model file's own history records it (the pt_bosque
+    and tr_imst cards were written before the card named them)."""
+    from depparse.model import Model
+
+    card = REPO / "models" / "en_ewt_gs.md"
+    hist = Model.load(card.with_suffix(".npz")).info["history"]
+    net = next(h for h in hist if "learned_network" in h)
+    folds = next(h for h in hist if "learned_folds" in h)
+    text = " ".join(card.read_text().split())
+    assert (f"learned network {net['seconds']:.0f} s, its {folds['learned_folds']} "
+            f"jackknifed networks {folds['seconds']:.0f} s;") in text
+
+
 def test_runtime_dependencies_are_only_what_parsing_needs():
     """The installed metadata (pyproject.toml as pip read it): no optional dependency is a
     runtime one, each extra brings its own."""
