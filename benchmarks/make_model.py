@@ -266,11 +266,9 @@ def main(argv=None):
         fields = json.loads(Path(args.card_from).read_text())
         spec = SHIPPED[fields["lang"]]
         out = Path(args.out or REPO / "models" / f"{spec['treebank']}_gs.npz")
-        if "network_text" not in fields:  # kept before it was a field: from the model file
-            from depparse.model import Model
+        from depparse.model import Model
 
-            fields["network_text"] = network_text(Model.load(out).info)
-        write_card(out, fields)
+        write_card(out, fields, Model.load(out).info)
         return 0
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
 
@@ -383,8 +381,7 @@ def main(argv=None):
         pruner=m.info["pruner_seconds"],
         perceptron=sum(h.get("train_seconds", 0) for h in hist),
         labeler=m.info.get("labeler_seconds", 0.0),
-        tokenizer=m.info.get("tokenizer_seconds", 0.0), network_text=network_text(m.info),
-        size=out.stat().st_size / 1e6,
+        tokenizer=m.info.get("tokenizer_seconds", 0.0), size=out.stat().st_size / 1e6,
         settings_table="\n".join(lines), uas=sc.uas, las=sc.las, uas_np=sc.uas_nopunct,
         cert=100.0 * float(np.mean([r.certificate for _, r in res])),
         proved=100.0 * float(np.mean([r.optimal for _, r in res])), cert_k=cert_k,
@@ -405,7 +402,7 @@ def main(argv=None):
     keep = REPO / "benchmarks" / "results" / "models" / f"{out.stem}_card.json"
     keep.parent.mkdir(parents=True, exist_ok=True)
     keep.write_text(json.dumps(fields, indent=1))
-    write_card(out, fields)
+    write_card(out, fields, m.info)
     return 0
 
 
@@ -445,8 +442,10 @@ def expert_choice(ew: dict) -> str:
             f"{d.learned_label_weight:g}: {las(given, label_weight=d.learned_label_weight)})")
 
 
-def write_card(out: Path, fields: dict) -> None:
-    """Write the card ``<model>.md`` from its fields."""
+def write_card(out: Path, fields: dict, info: dict) -> None:
+    """Write the card ``<model>.md`` from its fields and the model's ``info`` (the learned
+    networks' training time: :func:`network_text`)."""
+    fields = dict(fields, network_text=network_text(info))
     fields.setdefault("dev_use", "for the per-epoch report only")  # kept before it was a field
     if fields["lang"] == "en":
         card = CARD.format(**fields)

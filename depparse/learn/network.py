@@ -384,7 +384,6 @@ def held_out_logprobs(net: Network, training, encoded, gold, folds):
         return None, None
     fold_of = jackknife_folds(len(encoded), folds, training.seed, 992)
     out = [None] * len(encoded)
-    right = words = 0
     for f in range(folds):
         tr = np.flatnonzero(fold_of != f)
         t = NetworkTrainer.fresh(net.spec, net.chars, net.mean, net.std, net.scale,
@@ -405,9 +404,15 @@ def held_out_logprobs(net: Network, training, encoded, gold, folds):
                 for e in (encoded[i] for i in held)]
         for i, lp in zip(held, t.network().batch_logprobs(encs), strict=True):
             out[i] = lp
-            right += int((lp[:, 1:].argmax(0) == gold[i][0][1:]).sum())
-            words += len(gold[i][0]) - 1
-    return out, 100.0 * right / max(words, 1)
+    return out, _head_accuracy(out, gold)
+
+
+def _head_accuracy(logprobs, gold) -> float:
+    """% of the words of ``gold`` (:func:`gold_ids` per sentence) whose most probable head in
+    ``logprobs`` (per sentence, ``log P(h | m)``) is the gold one."""
+    right = sum(int((lp[:, 1:].argmax(0) == g[0][1:]).sum())
+                for lp, g in zip(logprobs, gold, strict=True))
+    return 100.0 * right / max(1, sum(len(g[0]) - 1 for g in gold))
 
 
 def train_learned(learned, config, training, vocab, train_sents, encoded, dev_sents, dev_encoded,
@@ -422,6 +427,7 @@ def train_learned(learned, config, training, vocab, train_sents, encoded, dev_se
     if not config.learned_scale:
         return None, []
     hist = []
+    gold = [gold_ids(vocab, s) for s in train_sents]
     if learned is None:
         t0 = time.perf_counter()
         chars = char_vocabulary(train_sents)
@@ -441,7 +447,6 @@ def train_learned(learned, config, training, vocab, train_sents, encoded, dev_se
                                      schedule=training.learned_schedule,
                                      horizon=training.learned_epochs)
         items = network_items(t.net, encoded)
-        gold = [gold_ids(vocab, s) for s in train_sents]
         dev = None
         if dev_encoded:
             dev = (network_items(t.net, dev_encoded), [gold_ids(vocab, s) for s in dev_sents])
@@ -454,12 +459,9 @@ def train_learned(learned, config, training, vocab, train_sents, encoded, dev_se
     logprobs = learned.batch_logprobs(every)
     if training.learned_folds >= 2:  # the training sentences scored by networks that did not
         t0 = time.perf_counter()     # see them (retrained on a resume: deterministic)
-        gold = [gold_ids(vocab, s) for s in train_sents]
         held, acc = held_out_logprobs(learned, training, encoded, gold, training.learned_folds)
         if held is not None:
-            own = sum(int((lp[:, 1:].argmax(0) == g[0][1:]).sum())
-                      for lp, g in zip(logprobs, gold, strict=False))
-            own = 100.0 * own / max(1, sum(len(g[0]) - 1 for g in gold))
+            own = _head_accuracy(logprobs[:len(encoded)], gold)
             logprobs[:len(encoded)] = held
             log.info("training sentences scored by %d jackknifed networks in %.0f s: their "
                      "heads %.2f%% right (argmax per word), against %.2f%% by the network "
