@@ -6,11 +6,14 @@ the whole path in a tiny configuration (train, save, load, parse, every tree pro
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import synthetic
 from naive import all_trees, table_score
 
+from depparse.config import TrainConfig
 from depparse.features.network import (
     Network,
     NetworkSpec,
@@ -107,13 +110,20 @@ def test_numpy_forward_is_forward_on_the_real_positions():
             np.testing.assert_allclose(s_got[b, :N, :N], s_want[b, :N, :N], rtol=0, atol=1e-5)
 
 
-def test_numpy_forward_bit_for_bit_at_the_shipped_sizes():
-    """At the shipped model's sizes the packed pass and its arc scores give the very bits of
-    the padded ones (the parser's outputs do not change with them): every product either
-    keeps its shape or is one whose rows OpenBLAS's sgemm computes alike whatever their
-    number (numpy_forward's note)."""
+def _shipped_hidden() -> int:
+    """The BiLSTM's units per direction in the shipped English model's network."""
+    with np.load(Path(__file__).resolve().parents[1] / "models" / "en_ewt_gs.npz") as z:
+        return int(z["network.p.lstm0f_w"].shape[1]) // 4
+
+
+@pytest.mark.parametrize("hidden", sorted({TrainConfig().learned_hidden, _shipped_hidden()}))
+def test_numpy_forward_bit_for_bit_at_the_shipped_sizes(hidden):
+    """At the shipped model's sizes (and the default units of ``train --learned-hidden``) the
+    packed pass and its arc scores give the very bits of the padded ones (the parser's
+    outputs do not change with them): every product either keeps its shape or is one whose
+    rows OpenBLAS's sgemm computes alike whatever their number (numpy_forward's note)."""
     spec = NetworkSpec(words=50, chars=20, labels=5, tags=4, vec_dim=384, word_dim=100,
-                       char_dim=32, char_filters=100, hidden=128, layers=2, arc_dim=256,
+                       char_dim=32, char_filters=100, hidden=hidden, layers=2, arc_dim=256,
                        label_dim=8, max_chars=16)
     rng = np.random.default_rng(7)
     p = {k: (v + 0.1 * rng.standard_normal(v.shape)).astype(np.float32)
