@@ -218,9 +218,9 @@ def numpy_forward(p, batch, spec: NetworkSpec):
     LSTMs' products (over ``4H = 512`` or ``768`` columns, 128 or 192 units: measured for
     every number of rows from 2), not for a one-row product (a matrix-vector product: at
     least ``min(2, B)`` rows are kept, as the padded batch had) nor for small products
-    (``M N K <= 1e6``, another kernel):
-    the vectors' projection (``T x 384 x 100``) is therefore computed on the padded rows, as
-    :func:`forward` does, and the character convolution keeps its per-word shape.
+    (``M N K <= 1e6``, another kernel): the vectors' projection (``T x 384 x 100``) is
+    therefore computed on the padded rows, as :func:`forward` does, and the character
+    convolution keeps its per-word shape.
     ``tests/test_network.py`` holds the two equal bit for bit at the shipped sizes."""
     x, (bi, pi) = numpy_forward_packed(p, batch, spec)
     r = np.zeros(batch["words"].shape + (x.shape[1],), dtype=np.float32)
