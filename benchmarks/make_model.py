@@ -190,29 +190,27 @@ LEARNED_NOTE = (
     "tags; 8-bit weights")
 EXPERT_NOTE = ("; the weights of the network's views in the tagger and the labeler chosen on "
                "dev (`--expert-weights dev`)")
+
+
+def learned(lang: str) -> dict:
+    """The recipe and the card's recipe note of a treebank without an encoder (its network's
+    epochs and scale from :data:`NETWORK_EPOCHS` and :data:`NETWORK_SCALE`)."""
+    epochs, scale = NETWORK_EPOCHS[lang], NETWORK_SCALE[lang]
+    return {"recipe": dict(LEARNED_RECIPE, learned_epochs=epochs, learned_scale=scale,
+                           learned_schedule=NETWORK_SCHEDULE, expert_weights="dev"),
+            "note": LEARNED_NOTE.format(network_epochs=epochs, network_scale=scale,
+                                        scale_note=SCALE_NOTE[lang]) + EXPERT_NOTE}
+
+
 SHIPPED = {
     "en": {"treebank": "en_ewt", "recipe": RECIPE, "licence": "CC BY-SA 4.0",
            "language": "English"},
-    "pt": {"treebank": "pt_bosque", "recipe": dict(LEARNED_RECIPE,
-                                                   learned_epochs=NETWORK_EPOCHS["pt"],
-                                                   learned_scale=NETWORK_SCALE["pt"],
-                                                   learned_schedule=NETWORK_SCHEDULE,
-                                                   expert_weights="dev"),
-           "note": LEARNED_NOTE.format(network_epochs=NETWORK_EPOCHS["pt"],
-                                       network_scale=NETWORK_SCALE["pt"],
-                                       scale_note=SCALE_NOTE["pt"]) + EXPERT_NOTE,
-           "licence": "CC BY-SA 4.0", "language": "Portuguese",
+    "pt": {"treebank": "pt_bosque", **learned("pt"), "licence": "CC BY-SA 4.0",
+           "language": "Portuguese",
            "udpipe": {"gold tokenization": {"UPOS": 96.3, "UAS": 86.4, "LAS": 83.2},
                       "raw text": {"LAS": 82.2}}},
-    "tr": {"treebank": "tr_imst", "recipe": dict(LEARNED_RECIPE,
-                                                 learned_epochs=NETWORK_EPOCHS["tr"],
-                                                 learned_scale=NETWORK_SCALE["tr"],
-                                                 learned_schedule=NETWORK_SCHEDULE,
-                                                 expert_weights="dev"),
-           "note": LEARNED_NOTE.format(network_epochs=NETWORK_EPOCHS["tr"],
-                                       network_scale=NETWORK_SCALE["tr"],
-                                       scale_note=SCALE_NOTE["tr"]) + EXPERT_NOTE,
-           "licence": "CC BY-NC-SA 3.0", "language": "Turkish",
+    "tr": {"treebank": "tr_imst", **learned("tr"), "licence": "CC BY-NC-SA 3.0",
+           "language": "Turkish",
            "udpipe": {"gold tokenization": {"UPOS": 93.1, "UAS": 64.1, "LAS": 56.9},
                       "raw text": {"LAS": 54.6}}},
 }
