@@ -362,7 +362,7 @@ def main(argv=None):
         f"{t['loss_aug']:g} per wrong arc, words seen < {c.min_count} times = <UNK>), hashed "
         f"weights 2^{c.bits}, pruner 2^{c.pruner_bits} (threshold {d.prune_threshold:g} x "
         f"best marginal, at most {d.prune_max_heads} heads), alpha = {d.alpha}, K = "
-        f"{d.max_iter}, branch and bound after {d.budget} iterations, single root, labeler "
+        f"{d.max_iter}, branch and bound after {budget_text(d)} iterations, single root, labeler "
         f"2^{c.labeler_bits}; the parser learns from {t['tag_training']} tags")
     if c.context_layer:
         settings_text += (f"; contextual word classes: {c.context_classes} classes / "
@@ -405,7 +405,7 @@ def main(argv=None):
         settings_table="\n".join(lines), uas=sc.uas, las=sc.las, uas_np=sc.uas_nopunct,
         cert=100.0 * float(np.mean([r.certificate for _, r in res])),
         proved=100.0 * float(np.mean([r.optimal for _, r in res])), cert_k=cert_k,
-        budget=m.decoding.budget, max_iter=m.decoding.max_iter,
+        budget=budget_text(m.decoding), max_iter=m.decoding.max_iter,
         recall=pr["pruner_dev_recall"], hpw=pr["pruner_heads_per_word"], dev_k=dev_k,
         epochs=rows, dev_tags="predicted" if t["tag_training"] == "jackknife" else "gold",
         dev_use=("for the per-epoch report and the choice of the experts' weights"
@@ -424,6 +424,13 @@ def main(argv=None):
     keep.write_text(json.dumps(fields, indent=1))
     write_card(out, fields, m.info)
     return 0
+
+
+def budget_text(d) -> str:
+    """The first run's iterations before branch and bound, as the card says them."""
+    if not d.budget_per_word:
+        return f"{d.budget}"
+    return f"max({d.budget}, {d.budget_per_word} per word)"
 
 
 def network_text(info: dict) -> str:

@@ -224,11 +224,26 @@ class DecodeConfig(_Config):
                           flag_help="stop dual decomposition at --max-iter iterations and keep "
                                     "the best tree, proved or not (Koo et al. 2010, Sec. 7.5)")
     budget: int = setting(150, "iterations of dual decomposition (at most --max-iter) before "
-                          "branch and bound finishes the proof", lo=1, metavar="B",
-                          cli=("parse",))
+                          "branch and bound finishes the proof (a longer sentence gets "
+                          "--budget-per-word iterations per word when that is more)", lo=1,
+                          metavar="B", cli=("parse",))
+    # a long sentence's first run needs more iterations to come near the dual optimum: on the
+    # 112-word sentence of en_ewt test's raw text (the tokenizer's joining) the flat 150 left a
+    # loose bound that branch and bound closed in 87 nodes (benchmarks/experiments/README.md,
+    # "The first run's budget grows with the sentence")
+    budget_per_word: int = setting(8, "iterations per word of the first dual decomposition run "
+                                   "(at least --budget, at most --max-iter); 0: --budget for "
+                                   "every sentence", lo=0, metavar="W", cli=("parse",))
     solver: str = setting("subgradient", "dual decomposition by subgradient steps (Koo et al. "
                           "2010) or by AD3 (Martins et al. 2015)",
                           choices=("subgradient", "ad3"), cli=("parse",))
+
+    def first_budget(self, words: int, max_iter: int | None = None) -> int:
+        """Iterations of the first dual decomposition run of a sentence of ``words`` words
+        before branch and bound: ``max(budget, budget_per_word * words)``, at most
+        ``max_iter`` (default: the configuration's)."""
+        cap = self.max_iter if max_iter is None else max_iter
+        return min(max(self.budget, self.budget_per_word * words), cap)
 
 
 @dataclass

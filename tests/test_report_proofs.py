@@ -106,12 +106,14 @@ def test_invalid_proof_keys_are_named(edit, message):
 def test_parse_report_has_proofs_end_to_end(syn, tmp_path):
     # budget 1: sentences not certified by the first iteration are proved by branch and bound
     rep_path = tmp_path / "r.json"
+    # (and none per word: the first run of every sentence has that one iteration)
     rc, _, err = run_cli(["parse", syn.test, "-o", tmp_path / "o.conllu", "--budget", "1",
-                          "--report", rep_path, "--jobs", "1"])
+                          "--budget-per-word", "0", "--report", rep_path, "--jobs", "1"])
     assert rc == 0, err
     rep = json.loads(rep_path.read_text())
     validate_report(rep)
-    assert rep["decoding"] == {"solver": "subgradient", "proof": True, "budget": 1}
+    assert rep["decoding"] == {"solver": "subgradient", "proof": True, "budget": 1,
+                               "budget_per_word": 0}
     sents = rep["sentences"]
     assert all(s["optimal"] for s in sents) and rep["summary"]["proved"] == len(sents)
     kinds = {s["proof"] for s in sents}
@@ -162,3 +164,39 @@ def test_time_limit_gives_unproved_trees_end_to_end(syn, tmp_path):
     assert all(s["optimal"] == (s["proof"] is not None) for s in sents)
     assert rep["summary"]["proved"] == len(sents) - len(timed)
     assert f"{len(timed)} stopped by --time-limit" in err
+
+
+def test_first_budget_grows_with_the_sentence():
+    from depparse.config import DecodeConfig
+
+    d = DecodeConfig()
+    assert d.first_budget(5) == d.budget  # short: the flat budget
+    n = d.budget // d.budget_per_word + 7  # long: the per-word one
+    assert d.first_budget(n) == d.budget_per_word * n > d.budget
+    assert d.first_budget(n, max_iter=d.budget + 1) == d.budget + 1  # never past the cap
+    assert DecodeConfig(budget_per_word=0).first_budget(1000) == d.budget
+    # a model file written before the setting existed reads the default
+    old = {k: v for k, v in d.to_dict().items() if k != "budget_per_word"}
+    assert DecodeConfig.from_dict(old).budget_per_word == d.budget_per_word
+
+
+def test_budget_per_word_end_to_end(syn, tmp_path):
+    # the synthetic sentences and the 71-word run-on sentence of the demo sample, with a budget
+    # of 1 iteration and 1 per word: each first run stops by max(1, n) iterations, and one
+    # that did not certify (the run-on sentence at least) used exactly that many
+    rep_path = tmp_path / "r.json"
+    inp = tmp_path / "in.conllu"
+    inp.write_text(syn.test.read_text(encoding="utf-8")
+                   + _joined_sentence(REPO / "corpora" / "sample.conllu"), encoding="utf-8")
+    rc, _, err = run_cli(["parse", inp, "-o", tmp_path / "o.conllu", "--budget", "1",
+                          "--budget-per-word", "1", "--report", rep_path, "--jobs", "1"])
+    assert rc == 0, err
+    rep = json.loads(rep_path.read_text())
+    validate_report(rep)
+    assert rep["decoding"]["budget_per_word"] == 1
+    sents = rep["sentences"]
+    assert all(s["optimal"] for s in sents)
+    assert all(s["iterations"] <= max(1, s["n"]) for s in sents)
+    bnb = [s for s in sents if s["proof"] == "branch-and-bound"]
+    assert any(s["n"] == 71 for s in bnb), [(s["n"], s["proof"]) for s in sents]
+    assert all(s["iterations"] == s["n"] for s in bnb)

@@ -95,7 +95,8 @@ def cmd_parse(args):
     parser = load(args.model)
     try:
         parser.set_pruning(given.get("prune_threshold"), given.get("prune_max_heads"))
-        proofs = {k: given[k] for k in ("proof", "budget", "solver") if given.get(k) is not None}
+        proofs = {k: given[k] for k in ("proof", "budget", "budget_per_word", "solver")
+                  if given.get(k) is not None}
         if proofs:  # validated by configs_from_args
             parser.decoding = dataclasses.replace(parser.decoding, **proofs)
     except DepparseError as e:

@@ -35,6 +35,12 @@ The first run (:func:`decode_exact`) takes Polyak steps too, towards its own bes
 them by branch and bound, 282 nodes), against 9.81 s for Koo et al.'s steps (Appendix A.1)
 capped at K = 5000, which leave 35 of them unproved.
 
+A parser gives a long sentence more than ``budget`` iterations
+(:meth:`~depparse.config.DecodeConfig.first_budget`: ``budget_per_word`` per word where that
+is more): a first run stopped far from the dual optimum leaves a loose bound, and branch and
+bound then splits many nodes to close it (benchmarks/experiments/README.md, "The first run's
+budget grows with the sentence").
+
 References
 ----------
 A. H. Land, A. G. Doig. An automatic method of solving discrete programming problems.

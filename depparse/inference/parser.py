@@ -273,7 +273,8 @@ class Parser:
             proved.
 
         With the model's ``proof`` setting (the default), a sentence that dual decomposition
-        (``solver``) has not certified after ``min(budget, max_iter)`` iterations is finished
+        (``solver``) has not certified after :meth:`~depparse.config.DecodeConfig.first_budget`
+        iterations (``max(budget, budget_per_word * n)``, at most ``max_iter``) is finished
         by branch and bound (:func:`~depparse.decode.bnb.decode_exact`), so that the tree is
         proved optimal; without it, dual decomposition stops at ``max_iter`` iterations with
         the best tree (Koo et al. 2010, Sec. 7.5).
@@ -292,7 +293,7 @@ class Parser:
         kw = dict(alpha=d.alpha, single_root=single, projective=d.projective,
                   time_limit=time_limit)
         if d.proof:
-            r = decode_exact(parts, budget=min(d.budget, K), solver=d.solver, history=trace,
+            r = decode_exact(parts, budget=d.first_budget(enc.n, K), solver=d.solver, history=trace,
                              **kw)
             proof, nodes = r.proof, r.nodes
             extra = dict(bnb_iterations=r.iterations - r.root_iterations,
@@ -428,7 +429,7 @@ class Parser:
         kw = dict(alpha=d.alpha, single_root=single, projective=d.projective,
                   time_limit=time_limit)
         if d.proof:
-            r = decode_joint(ji.parts, ji.tags, budget=min(d.budget, K), **kw)
+            r = decode_joint(ji.parts, ji.tags, budget=d.first_budget(sentence.n, K), **kw)
             proof, nodes, root_iter = r.proof, r.nodes, r.root_iterations
             extra = dict(bnb_iterations=r.iterations - r.root_iterations,
                          bnb_seconds=r.seconds_bnb)

@@ -416,7 +416,8 @@ def report_header(parser, max_iter=None, single_root=None) -> dict:
                   "context_layer": cfg.context_layer},
         "max_iter": int(dec.max_iter if max_iter is None else max_iter),
         "single_root": bool(dec.single_root if single_root is None else single_root),
-        "decoding": {"solver": dec.solver, "proof": bool(dec.proof), "budget": int(dec.budget)}}
+        "decoding": {"solver": dec.solver, "proof": bool(dec.proof), "budget": int(dec.budget),
+                     "budget_per_word": int(dec.budget_per_word)}}
 
 
 def sentence_entry(fname, index, sentence, parsed, r) -> dict:
