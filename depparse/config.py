@@ -219,8 +219,9 @@ class DecodeConfig(_Config):
                                        "the best tree so far, marked not proved",
                                        lo=0.0, open_lo=True, metavar="SECONDS", cli=("parse",))
     proof: bool = setting(True, "prove every parse optimal: a sentence that dual decomposition "
-                          "has not certified after --budget iterations is finished by branch "
-                          "and bound", flag="--no-proof", cli=("parse",),
+                          "has not certified after --budget iterations (--budget-per-word per "
+                          "word in a long sentence) is finished by branch and bound",
+                          flag="--no-proof", cli=("parse",),
                           flag_help="stop dual decomposition at --max-iter iterations and keep "
                                     "the best tree, proved or not (Koo et al. 2010, Sec. 7.5)")
     budget: int = setting(150, "iterations of dual decomposition (at most --max-iter) before "
