@@ -189,8 +189,7 @@ def record_dev_joint(parser, sents) -> dict:
           file=sys.stderr, flush=True)
     kw = dict(alpha=d.alpha, single_root=d.single_root, projective=d.projective)
     runs = {"joint": lambda ji: decode_joint(ji.parts, ji.tags,
-                                             budget=d.first_budget(ji.parts.arc.shape[0] - 1),
-                                             **kw),
+                                             budget=d.first_budget(ji.parts.n), **kw),
             "joint-no-proof": lambda ji: joint_decompose(ji.parts, ji.tags,
                                                          max_iter=d.max_iter, **kw)}
     out = {}
@@ -442,11 +441,10 @@ def cmd_time(args):
     tables = [parser.part_table(vocab.encode(s, v))
               for s, v in zip(sents, vocab.iter_context_vectors(sents), strict=True)]
     kw = dict(alpha=d.alpha, single_root=d.single_root, projective=d.projective)
-    runs = {"default (proofs)": lambda t: decode_exact(t, budget=d.first_budget(t.arc.shape[0]
-                                                                                - 1),
+    runs = {"default (proofs)": lambda t: decode_exact(t, budget=d.first_budget(t.n),
                                                        history=False, **kw),
             "--no-proof (K = 5000)": lambda t: dual_decompose(t, max_iter=d.max_iter, **kw),
-            "AD3 (proofs)": lambda t: decode_exact(t, budget=d.first_budget(t.arc.shape[0] - 1),
+            "AD3 (proofs)": lambda t: decode_exact(t, budget=d.first_budget(t.n),
                                                    solver="ad3", history=False, **kw)}
     for f in runs.values():
         f(tables[0])  # compile
@@ -455,7 +453,7 @@ def cmd_time(args):
     joint = [parser.joint_table(s, single_root=d.single_root)
              for s in sents[:JOINT_SENTENCES]]
     jruns = {f"joint (proofs, {len(joint)} sentences)": lambda ji: decode_joint(
-                 ji.parts, ji.tags, budget=d.first_budget(ji.parts.arc.shape[0] - 1), **kw),
+                 ji.parts, ji.tags, budget=d.first_budget(ji.parts.n), **kw),
              f"joint --no-proof (K = 5000, {len(joint)} sentences)": lambda ji: joint_decompose(
                  ji.parts, ji.tags, max_iter=d.max_iter, **kw)}
     for f in jruns.values():

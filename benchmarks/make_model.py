@@ -158,8 +158,8 @@ NETWORK_EPOCHS = {"pt": 20, "tr": 30}
 #: pt_bosque's network lost on dev (heads / labels / UPOS -0.14 / -0.30 / -0.18) and tr_imst's
 #: parser lost 0.52 dev LAS with predicted tags (experiments README, same section).
 NETWORK_SCHEDULE = "constant"
-#: The factor of the network's log-probabilities in the part tables, where not 1 (the
-#: default, measured on en_ewt): tr_imst's parser, dev LAS with predicted tags 58.15 / 58.61
+#: The factor of the network's log-probabilities in the part tables of the treebanks without
+#: an encoder (English's is in RECIPE): tr_imst's parser, dev LAS with predicted tags 58.15 / 58.61
 #: / 59.70 / 59.33 / 58.85 at scale 2 / 1 / 0.5 / 0.25 / 0.125; pt_bosque's 86.17 / 86.37 at
 #: scale 1 / 0.5 (experiments README, "The network's scale on tr_imst").
 NETWORK_SCALE = {"pt": 0.5, "tr": 0.5}
