@@ -405,8 +405,10 @@ def parse_shard(parser, task: ShardTask, settings: dict) -> dict:
                 sents = tracked(sents)
                 columns = None if task.columns is None else {task.name: tuple(task.columns)}
                 text_of = SentenceText(count=1)  # the joining writes what goes before it
+                # one thread: the cluster's worker threads are its parallelism
                 for parsed, r in parser.iter_parse_results(
-                        sents, retag=settings["retag"], file_columns=columns, **kw):
+                        sents, retag=settings["retag"], file_columns=columns, threads=1,
+                        **kw):
                     s = read.popleft()
                     out.write(text_of(parsed).encode("utf-8"))
                     if rep is not None:

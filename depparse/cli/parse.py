@@ -328,7 +328,8 @@ class Run:
     def _results(self, items):
         args, parser, kw = self.args, self.parser, self.kw
         yield from parser.iter_parse_results(items, jobs=self.jobs, retag=args.retag,
-                                             file_columns=self.file_columns, **kw)
+                                             file_columns=self.file_columns,
+                                             threads=args.threads, **kw)
 
     def _loop(self, start, after, skip):
         track: deque = deque()

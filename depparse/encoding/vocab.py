@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .ahead import run_ahead
 from .context import ContextClasses
 from .ids import ROOT, SPECIALS, UNK, cluster_code
 from .minilm import iter_word_vector_passes, layer_vectors, word_vectors
@@ -180,22 +181,30 @@ class Vocabularies:
         return Encoded(form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr,
                        np.asarray(fl, dtype=np.int64), kept, s.forms)
 
-    def iter_context_vectors(self, sentences):
+    def iter_context_vectors(self, sentences, ahead: int = 0):
         """The ``vectors`` argument of :meth:`encode` for each of ``sentences``, in order:
         their words' encoder vectors of the contextual classes' layer, computed lazily for
         many sentences per forward pass (:func:`~depparse.encoding.minilm.iter_word_vectors`;
         each sentence's vectors are bit for bit those it gets alone, so the classes are the
         same, assigned a pass at a time, :meth:`ContextClasses.assign`); None for each
-        sentence of a model without contextual classes."""
+        sentence of a model without contextual classes.
+
+        ``ahead`` > 0: the passes (and the reading of ``sentences`` they drive) run on a
+        helper thread, up to that many passes ahead of the consumer
+        (:func:`~depparse.encoding.ahead.run_ahead`); the same vectors.  Close the returned
+        iterator when stopping early: that stops the thread."""
         if self.context is None:
             return (None for _ in sentences)
-        return self._iter_context_vectors(sentences)
+        passes = self._context_passes(sentences)
+        if ahead:
+            passes = run_ahead(passes, ahead, name="depparse-encoder")
+        return _flat(passes)
 
-    def _iter_context_vectors(self, sentences):
+    def _context_passes(self, sentences):
         for got in iter_word_vector_passes(self.context.layer,
                                            (s.forms[1:] for s in sentences)):
             self.context.assign(got)  # each pass's classes in one product (for encode)
-            yield from got
+            yield got
 
     def _vectors(self, forms, vectors):
         """``(kept, classes')``: the words' vectors of :attr:`vector_layer` and of the
@@ -230,3 +239,13 @@ class Vocabularies:
             v.context = ContextClasses.from_json(d["context"])
         v.vector_layer = int(d.get("vector_layer", 0))
         return v
+
+
+def _flat(passes):
+    """The sentences' vectors of each pass of ``passes`` (lists), in order; closing this
+    generator closes ``passes`` (and so stops a helper thread that runs it)."""
+    try:
+        for got in passes:
+            yield from got
+    finally:
+        passes.close()

@@ -1,0 +1,163 @@
+"""The encoder a batch ahead on a second thread (depparse/encoding/ahead.py, ``threads=2``):
+the same output as one thread, errors in their place, no thread left behind."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import synthetic
+from fixtures_models import run_cli
+from threadpoolctl import threadpool_info
+
+from depparse.encoding.ahead import run_ahead
+from depparse.errors import DepparseError
+
+CONTEXT_MODEL = Path(__file__).parent / "data" / "parse_fixture_context.npz"
+
+
+def _have_encoder():
+    from depparse.encoding.minilm import find_encoder
+
+    try:
+        find_encoder()
+    except DepparseError:
+        return False
+    return True
+
+
+needs_encoder = pytest.mark.skipif(not _have_encoder(),
+                                   reason="the MiniLM weights are not installed (make venv)")
+
+
+def _helpers(name):
+    return [t for t in threading.enumerate() if t.name == name and t.is_alive()]
+
+
+def _wait(cond, seconds=5.0):
+    end = time.monotonic() + seconds
+    while not cond() and time.monotonic() < end:
+        time.sleep(0.01)
+    return cond()
+
+
+def test_run_ahead_gives_every_item_in_order_and_runs_at_most_depth_ahead():
+    pulled = []
+
+    def source():
+        for i in range(100):
+            pulled.append(i)
+            yield i
+
+    it = run_ahead(source(), depth=2, name="t-order")
+    assert pulled == []  # nothing runs before the first next()
+    assert next(it) == 0
+    # the consumer holds item 0: the helper queues 1 and 2 and waits with 3 in hand
+    assert _wait(lambda: len(pulled) == 4)
+    time.sleep(0.2)
+    assert len(pulled) == 4
+    assert list(it) == list(range(1, 100))
+    assert _wait(lambda: not _helpers("t-order"))
+    assert list(run_ahead(iter(()), name="t-order")) == []
+    with pytest.raises(ValueError, match="depth"):
+        next(run_ahead(range(3), depth=0))
+
+
+def test_run_ahead_raises_the_iterables_error_in_its_place():
+    def source():
+        yield from range(3)
+        raise DepparseError("in.conllu:7: a bad line")
+
+    got = []
+    with pytest.raises(DepparseError, match=r"^in.conllu:7: a bad line$"):
+        for x in run_ahead(source(), depth=1, name="t-error"):
+            got.append(x)
+    assert got == [0, 1, 2]
+    assert not _helpers("t-error")
+
+
+def test_run_ahead_closed_early_stops_closes_and_joins_its_thread():
+    closed = []
+
+    def source():
+        try:
+            yield from range(10**9)
+        finally:
+            closed.append(threading.current_thread().name)
+
+    it = run_ahead(source(), depth=2, name="t-close")
+    assert next(it) == 0 and next(it) == 1
+    assert len(_helpers("t-close")) == 1
+    it.close()
+    assert not _helpers("t-close")
+    assert closed == ["t-close"]  # closed in the helper thread, where it ran
+
+
+def _blas_threads():
+    return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+
+
+@needs_encoder
+def test_parse_with_the_encoder_ahead_is_the_same_as_one_thread(monkeypatch):
+    """threads=2 (the default on a machine of two CPUs) runs the encoder on a helper thread,
+    several forward passes per input; the trees, labels, iterations and proofs are those of
+    threads=1, and no helper is left when the stream ends or is closed."""
+    from depparse.api import load
+    from depparse.encoding import minilm
+
+    p = load(CONTEXT_MODEL)
+    sents = synthetic.sentences(300, seed=5)
+    passes = []
+    real = minilm.MiniLM._forward
+    monkeypatch.setattr(minilm.MiniLM, "_forward", lambda self, w, keep=None:
+                        passes.append(threading.current_thread().name) or real(self, w, keep))
+    one = p.parse_results(sents, threads=1)
+    assert set(passes) == {"MainThread"}
+    passes.clear()
+    blas = _blas_threads()
+    stream = p.iter_parse_results(sents, threads=2)
+    first = next(stream)
+    assert len(_helpers("depparse-encoder")) == 1
+    two = [first, *stream]
+    assert len(passes) >= 3 and set(passes) == {"depparse-encoder"}
+    assert not _helpers("depparse-encoder")
+    for (x, rx), (y, ry) in zip(one, two, strict=True):
+        assert np.array_equal(x.heads, y.heads) and list(x.rels) == list(y.rels)
+        assert rx.iterations == ry.iterations and rx.proof == ry.proof
+    assert _blas_threads() == blas  # the parse's BLAS limit is lifted as before
+
+    stream = p.iter_parse_results(sents, threads=2)
+    next(stream)
+    stream.close()  # a consumer that stops early
+    assert not _helpers("depparse-encoder")
+    assert _blas_threads() == blas
+    with pytest.raises(DepparseError, match="threads 0"):
+        next(p.iter_parse_results(sents, threads=0))
+
+
+@needs_encoder
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_cli_bad_line_late_in_the_input_with_the_encoder_ahead(tmp_path, threads):
+    """A malformed line in the 250th of 300 sentences, read by the helper thread: the same
+    one-line error naming the file and line, exit 2, no output, as with one thread."""
+    blocks = synthetic.conllu_text(300, seed=6).strip("\n").split("\n\n")
+    lines = blocks[249].split("\n")
+    word = next(i for i, ln in enumerate(lines) if ln[:1].isdigit())
+    lines[word] = "1\tbroken"
+    blocks[249] = "\n".join(lines)
+    text = "\n\n".join(blocks) + "\n\n"
+    line_no = sum(len(b.split("\n")) + 1 for b in blocks[:249]) + word + 1
+    src = tmp_path / "in.conllu"
+    src.write_text(text, encoding="utf-8")
+    out = tmp_path / "out.conllu"
+    rc, stdout, err = run_cli(["parse", src, "--model", CONTEXT_MODEL, "-o", out,
+                               "--threads", threads])
+    assert rc == 2, err
+    msgs = [ln for ln in err.splitlines() if ln.startswith("depparse: error:")]
+    assert len(msgs) == 1 and msgs[0].startswith(f"depparse: error: {src}:{line_no}:"), err
+    assert "Traceback" not in err
+    assert not out.exists() and stdout == b""
+    assert not _helpers("depparse-encoder")
