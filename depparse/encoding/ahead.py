@@ -4,7 +4,7 @@ The parse path spends about a quarter of its time in the encoder's forward passe
 matrix products, which release the GIL) and most of the rest in Python and Numba code that
 holds it.  :func:`run_ahead` lets the encoder compute the next batch's vectors on the second
 core while the parser decodes the current one: the same vectors, in the same order, so the
-output is the same; on en_ewt test's raw text, 1.26-1.29 times the words per second on the
+output is the same; on en_ewt test's raw text, 1.2-1.4 times the words per second on the
 2-core machine (benchmarks/experiments/README.md, "The encoder a batch ahead").
 """
 

@@ -530,7 +530,7 @@ class Parser:
             Worker processes (:mod:`.parallel`); the output is identical to ``jobs=1``.
         threads : int, optional
             Threads of this process when ``jobs`` is 1: 2 runs the encoder a batch ahead of
-            the decoding on a second thread (1.3 times the words/s of raw English text on
+            the decoding on a second thread (1.2-1.4 times the words/s of English text on
             two cores; the output is the same), 1 keeps to one thread.  Default: 2 where
             the machine has two CPUs or more.  Worker processes use one thread each.
         retag : bool
