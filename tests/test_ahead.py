@@ -142,7 +142,8 @@ def test_parse_with_the_encoder_ahead_is_the_same_as_one_thread(monkeypatch):
 @pytest.mark.parametrize("threads", ["1", "2"])
 def test_cli_bad_line_late_in_the_input_with_the_encoder_ahead(tmp_path, threads):
     """A malformed line in the 250th of 300 sentences, read by the helper thread: the same
-    one-line error naming the file and line, exit 2, no output, as with one thread."""
+    one-line error naming the file and line, exit 2, no output, as with one thread; with
+    --skip-bad, the same line listed and the other sentences parsed."""
     blocks = synthetic.conllu_text(300, seed=6).strip("\n").split("\n\n")
     lines = blocks[249].split("\n")
     word = next(i for i, ln in enumerate(lines) if ln[:1].isdigit())
@@ -161,3 +162,11 @@ def test_cli_bad_line_late_in_the_input_with_the_encoder_ahead(tmp_path, threads
     assert "Traceback" not in err
     assert not out.exists() and stdout == b""
     assert not _helpers("depparse-encoder")
+
+    # --skip-bad: the bad sentence listed (from the reading thread), the 299 others parsed
+    rc, stdout, err = run_cli(["parse", src, "--model", CONTEXT_MODEL, "-o", out,
+                               "--threads", threads, "--skip-bad"])
+    assert rc == 0, err
+    skipped = [ln for ln in err.splitlines() if ln.startswith("depparse: skipped:")]
+    assert len(skipped) == 1 and skipped[0].startswith(f"depparse: skipped: {src}:{line_no}:")
+    assert out.read_text(encoding="utf-8").count("\n\n") == 299

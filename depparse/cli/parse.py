@@ -321,9 +321,8 @@ class Run:
                         pass
 
     def _skip_bad(self, e, seg):
-        self.progress.clear()
         self.bad.append((seg, e.line))
-        print(f"depparse: skipped: {e}", file=sys.stderr)
+        self.progress.say(f"depparse: skipped: {e}")
 
     def _results(self, items):
         args, parser, kw = self.args, self.parser, self.kw

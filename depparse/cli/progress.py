@@ -152,6 +152,9 @@ class Progress:
         self.t0 = time.perf_counter()
         self.last = self.t0
         self.shown = False
+        # update/clear/say come from the parse loop and, with the encoder a batch ahead,
+        # from the thread that reads the input (parse --skip-bad's lines): one at a time
+        self._lock = threading.RLock()
 
     def update(self, sentences, words, proved, read_bytes=None, paused=0.0, force=False):
         """Show the counts if it is time (``paused``: seconds not to count, e.g. compiling)."""
@@ -173,16 +176,24 @@ class Progress:
             line += f", {100.0 * frac:.0f}% of the input"
             if 0.02 < frac < 1.0:
                 line += f", {duration(spent * (1 - frac) / frac)} left"
-        if self.tty:
-            self.stream.write(f"\r\x1b[Kdepparse: {line}")
-            self.stream.flush()
-            self.shown = True
-        else:
-            print(f"depparse: {line}", file=self.stream, flush=True)
+        with self._lock:
+            if self.tty:
+                self.stream.write(f"\r\x1b[Kdepparse: {line}")
+                self.stream.flush()
+                self.shown = True
+            else:
+                print(f"depparse: {line}", file=self.stream, flush=True)
 
     def clear(self):
         """Remove the line of a terminal (before other output)."""
-        if self.tty and self.shown:
-            self.stream.write("\r\x1b[K")
-            self.stream.flush()
-            self.shown = False
+        with self._lock:
+            if self.tty and self.shown:
+                self.stream.write("\r\x1b[K")
+                self.stream.flush()
+                self.shown = False
+
+    def say(self, text: str) -> None:
+        """A line of its own on stderr (the terminal's progress line removed first)."""
+        with self._lock:
+            self.clear()
+            print(text, file=self.stream, flush=True)
