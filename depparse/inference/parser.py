@@ -490,9 +490,7 @@ class Parser:
                 yield from self._iter_parsed(vectors, pending, kw)
             finally:
                 # a helper thread stops (and is joined) before the BLAS limit is lifted
-                close = getattr(vectors, "close", None)
-                if close is not None:
-                    close()
+                vectors.close()
 
     def _iter_parsed(self, vectors, pending, kw):
         # each vector with its sentence (taken from `pending` once the encoder has read it;
