@@ -216,8 +216,8 @@ def numpy_forward(p, batch, spec: NetworkSpec):
     The values are :func:`forward`'s bit for bit where each row of a matrix product is the
     same whatever the number of rows.  With OpenBLAS's ``sgemm`` (0.3.31) that holds for the
     LSTMs' products (over ``4H = 512``, ``768`` or ``1024`` columns, 128, 192 or 256 units:
-    measured for every number of rows from 2), not for a one-row product (a matrix-vector product: at
-    least ``min(2, B)`` rows are kept, as the padded batch had) nor for small products
+    measured for every number of rows from 2), not for a one-row product (a matrix-vector
+    product: at least ``min(2, B)`` rows are kept, as the padded batch had) nor for small products
     (``M N K <= 1e6``, another kernel): the vectors' projection (``T x 384 x 100``) is
     therefore computed on the padded rows, as :func:`forward` does, and the character
     convolution keeps its per-word shape.
