@@ -349,10 +349,13 @@ class MiniLM:
         --check`` on every en_ewt dev and test sentence).  That needs a BLAS whose rows of a
         matrix product do not depend on the number of rows: OpenBLAS's ``sgemm`` (0.3.31,
         SkylakeX kernels) is; a matrix-vector product (one row) is not, but a window has at
-        least 3 rows.  Batching is what makes the encoder fast: on en_ewt test, 2.7 times
-        the words per CPU second of one sentence at a time (5,197 against 1,905;
-        ``benchmarks/encoder_speed.py``, one BLAS thread: two were 2.8 times slower on the
-        busy 2-core machine).
+        least 3 rows.  Its Haswell kernels (CPUs with AVX2 but not AVX-512) are not: there a
+        row beyond a product's first full tiles of 24 rows may differ in its last bits, and
+        a sentence's vectors equal those it gets alone to float32 round-off (1.9e-6 at most
+        on values up to 6, measured: tests/blas_rows.py).  Batching is what makes the encoder
+        fast: on en_ewt test, 2.7 times the words per CPU second of one sentence at a time
+        (5,197 against 1,905; ``benchmarks/encoder_speed.py``, one BLAS thread: two were 2.8
+        times slower on the busy 2-core machine).
         """
         layers = tuple(layers)
         if any(not 1 <= k <= self.layers for k in layers):

@@ -185,9 +185,10 @@ class Vocabularies:
         """The ``vectors`` argument of :meth:`encode` for each of ``sentences``, in order:
         their words' encoder vectors of the contextual classes' layer, computed lazily for
         many sentences per forward pass (:func:`~depparse.encoding.minilm.iter_word_vectors`;
-        each sentence's vectors are bit for bit those it gets alone, so the classes are the
-        same, assigned a pass at a time, :meth:`ContextClasses.assign`); None for each
-        sentence of a model without contextual classes.
+        each sentence's vectors are those it gets alone, bit for bit or, on CPUs whose BLAS
+        computes rows otherwise, to float32 round-off, so the classes are the same, assigned a
+        pass at a time, :meth:`ContextClasses.assign`); None for each sentence of a model
+        without contextual classes.
 
         ``ahead`` > 0: the passes (and the reading of ``sentences`` they drive) run on a
         helper thread, up to that many passes ahead of the consumer

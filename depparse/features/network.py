@@ -29,7 +29,8 @@ The functions take the array module ``xp`` (NumPy here; ``jax.numpy`` in
 (:func:`numpy_scan` here, ``jax.lax.scan`` there): one definition of the maths, whose two
 runs a test holds equal to float32 round-off.  Parsing needs NumPy only, and runs the same
 operations without the padding's work (:func:`numpy_forward`; a test holds it bit for bit
-equal to :func:`forward` with NumPy at the shipped model's sizes).
+equal to :func:`forward` with NumPy at the shipped model's sizes, where the BLAS computes a
+product's rows alike whatever their number; elsewhere to float32 round-off).
 
 The index convention is the package's: ``scores[h, m]``, root 0; a batch has ``T`` positions
 per sentence (root included), padded at the end, ``lengths`` the true ``n + 1``.
@@ -220,8 +221,12 @@ def numpy_forward(p, batch, spec: NetworkSpec):
     product: at least ``min(2, B)`` rows are kept, as the padded batch had) nor for small products
     (``M N K <= 1e6``, another kernel): the vectors' projection (``T x 384 x 100``) is
     therefore computed on the padded rows, as :func:`forward` does, and the character
-    convolution keeps its per-word shape.
-    ``tests/test_network.py`` holds the two equal bit for bit at the shipped sizes."""
+    convolution keeps its per-word shape.  That is OpenBLAS's SkylakeX (AVX-512) kernels;
+    its Haswell ones (AVX2 alone) compute a product's rows beyond its first full tiles of 24
+    rows in another order, and there the two agree to float32 round-off (1.4e-6 at most,
+    measured: tests/blas_rows.py).
+    ``tests/test_network.py`` holds the two equal at the shipped sizes: bit for bit where
+    this machine's ``sgemm`` computes rows alike, else to that round-off."""
     x, (bi, pi) = numpy_forward_packed(p, batch, spec)
     r = np.zeros(batch["words"].shape + (x.shape[1],), dtype=np.float32)
     r[bi, pi] = x
@@ -302,8 +307,9 @@ def numpy_arc_scores(p, x, at, shape, lengths):
     """:func:`arc_scores` of :func:`numpy_forward_packed`'s ``(x, at)`` for a batch of
     ``shape`` (B, T): the same (B, T, T) on the real positions (bit for bit: the head and
     dependent projections and ``U`` are products over 256 columns, whose rows OpenBLAS
-    computes alike whatever their number, :func:`numpy_forward`), computed for the real
-    positions only (a third of the padded batch's rows); the bilinear products of each
+    computes alike whatever their number where :func:`numpy_forward` is bit for bit), computed
+    for the real positions only (a third of the padded batch's rows); the bilinear products of
+    each
     sentence keep :func:`arc_scores`' padded shapes."""
     bi, pi = at
     hd = _leaky(np, x @ p["arc_head_w"] + p["arc_head_b"])
@@ -478,7 +484,8 @@ class Network:
     @staticmethod
     def _key(enc):
         # the network's input is a function of the forms alone (word ids, characters, and the
-        # frozen encoder's vectors, which are bit for bit those of the sentence alone)
+        # frozen encoder's vectors, those of the sentence alone: bit for bit, or to float32
+        # round-off where the BLAS's rows depend on their number, MiniLM.iter_layer_vectors)
         return tuple(enc.forms)
 
     def batch_outputs(self, encs, batch=64) -> list:

@@ -458,8 +458,9 @@ class Parser:
     def parse_many(self, sentences, **kw):
         """:meth:`parse_one` of each sentence, in order (keywords: those of
         :meth:`parse_one`), the encoder vectors of the contextual classes computed for many
-        sentences per forward pass (``Vocabularies.iter_context_vectors``: bit for bit the
-        vectors of one sentence at a time, in about a third of the time)."""
+        sentences per forward pass (``Vocabularies.iter_context_vectors``: the vectors of one
+        sentence at a time, bit for bit where the BLAS allows, in about a third of the
+        time)."""
         cols = tuple(kw.pop("tag_columns", ()))
         return list(self.iter_parsed(((s, cols) for s in sentences), **kw))
 
