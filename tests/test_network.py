@@ -404,6 +404,42 @@ def test_tiny_model_trains_saves_loads_and_proves_every_tree(tiny):
     assert uas > 0.8, uas  # the synthetic grammar is easy
 
 
+def test_parse_with_the_network_ahead_is_the_same_as_one_thread(tiny, monkeypatch):
+    """threads=2 runs the network's forward passes (a chunk of LEARNED_CHUNK sentences each)
+    on the helper thread, ahead of the decoding; the trees, labels, tags, iterations and
+    proofs are those of threads=1, and no helper is left when the stream ends or is
+    closed."""
+    import threading
+
+    from depparse.features import network
+    from depparse.inference.parser import LEARNED_CHUNK
+
+    _, parser, _ = tiny
+    sents = synthetic.sentences(2 * LEARNED_CHUNK + 5, seed=4)  # three chunks
+    where = []
+    real = network.numpy_forward_packed
+    monkeypatch.setattr(network, "numpy_forward_packed", lambda *a: where.append(
+        threading.current_thread().name) or real(*a))
+
+    def helpers():
+        return [t for t in threading.enumerate() if t.name == "depparse-encoder"]
+
+    one = parser.parse_results(sents, threads=1, retag=True)
+    assert len(where) == 3 and set(where) == {"MainThread"}
+    where.clear()
+    two = parser.parse_results(sents, threads=2, retag=True)
+    assert len(where) == 3 and set(where) == {"depparse-encoder"}
+    assert not helpers()
+    for (x, rx), (y, ry) in zip(one, two, strict=True):
+        assert np.array_equal(x.heads, y.heads) and list(x.rels) == list(y.rels)
+        assert list(x.upos) == list(y.upos) and rx.tagged == ry.tagged != ()
+        assert rx.iterations == ry.iterations and rx.proof == ry.proof
+    stream = parser.iter_parse_results(sents, threads=2)
+    next(stream)
+    stream.close()  # a consumer that stops early
+    assert not helpers()
+
+
 def test_part_table_holds_sparse_plus_learned_scores(tiny):
     """Every kept arc's table score is the sparse (and dense) score plus scale * log P(h|m)
     of the NumPy forward pass of the stored network; the transition tables are untouched."""

@@ -626,7 +626,9 @@ def _step_size(settings, steps, k, L, f, inc, nd):
     return False, steps.lam[0] * (L - inc) / nd
 
 
-@nb.njit(cache=True)
+# nogil: the parse's helper thread (encoder and network ahead, Parser.iter_parsed) runs
+# meanwhile
+@nb.njit(cache=True, nogil=True)
 def _dd_run(parts, settings, state, k_end):
     """Run the dual decomposition loop (Fig. 1 / Fig. 2) from iteration ``progress.k`` until
     agreement, a zero gap, ``max_iter`` or ``k_end`` iterations.  Resumable: all state lives

@@ -1,11 +1,14 @@
 """An iterable worked through on a helper thread, a few items ahead of its consumer.
 
 The parse path spends about a quarter of its time in the encoder's forward passes (NumPy
-matrix products, which release the GIL) and most of the rest in Python and Numba code that
-holds it.  :func:`run_ahead` lets the encoder compute the next batch's vectors on the second
-core while the parser decodes the current one: the same vectors, in the same order, so the
-output is the same; on en_ewt test's raw text, 1.2-1.4 times the words per second on the
-2-core machine (benchmarks/experiments/README.md, "The encoder a batch ahead").
+matrix products, which release the GIL), a fifth in the learned network's, and most of the
+rest in Python and in Numba kernels (the hottest of which release the GIL too).
+:func:`run_ahead` lets the encoder and the network compute the next batch on the second core
+while the parser decodes the current one: the same arrays, in the same order, so the output
+is the same; on en_ewt test's raw text, 1.2-1.4 times the words per second on the 2-core
+machine with the encoder alone ahead, and 1.2 times that with the network too
+(benchmarks/experiments/README.md, "The encoder a batch ahead" and "The learned network
+ahead too").
 """
 
 from __future__ import annotations

@@ -510,13 +510,16 @@ class Network:
                 start += N
         return out
 
-    def remember(self, encs, logprobs=None) -> None:
+    def remember(self, encs, logprobs=None, *, outputs=None) -> None:
         """Keep the network's outputs for these encoded sentences (:meth:`batch_outputs`,
         many per forward pass), for :meth:`arc_logprobs`, :meth:`tag_logprobs` and
         :meth:`label_logprobs` to look up until :meth:`forget`: a chunk of sentences about to
         be parsed.  ``logprobs``: their arc log-probabilities alone, already computed (a
-        trainer's scores of its data)."""
-        if logprobs is None:
+        trainer's scores of its data); ``outputs``: their :meth:`batch_outputs`, already
+        computed (on a helper thread: ``Parser.iter_parsed``)."""
+        if outputs is not None:
+            outputs = list(outputs)
+        elif logprobs is None:
             outputs = self.batch_outputs(encs)
         else:
             outputs = [(lp, None, None) for lp in logprobs]

@@ -624,7 +624,9 @@ def gsib_features(g, h, s, m, d, form, upos, mask, on, buf):
     return _gsib_emit(Q, s, m, _gsib_att(g, h, d), form, upos, mask, on, buf)
 
 
-@nb.njit(cache=True)
+# nogil: the parse's helper thread (encoder and network ahead, Parser.iter_parsed) runs
+# meanwhile
+@nb.njit(cache=True, nogil=True)
 def score_arcs(words, weights, keep, arc):
     """``arc[h, m] = w . phi(h, m)`` for the kept arcs, ``-inf`` for the others (and for
     ``m = 0`` and ``h = m``).  Used for the parser's arcs and for the pruner's.
@@ -647,7 +649,9 @@ def score_arcs(words, weights, keep, arc):
                 arc[h, m] = -np.inf
 
 
-@nb.njit(cache=True)
+# nogil: the parse's helper thread (encoder and network ahead, Parser.iter_parsed) runs
+# meanwhile
+@nb.njit(cache=True, nogil=True)
 def fill_scores(words, weights, order, keep, parts):
     """Score every kept part of a sentence into the part table ``parts``
     (:class:`~depparse.decode.parts.PartArrays`): ``parts.arc`` (N, N) and the automaton

@@ -381,7 +381,9 @@ def _dot(a, b):
     return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
 
 
-@nb.njit(cache=True)
+# nogil: the parse's helper thread (encoder and network ahead, Parser.iter_parsed) runs
+# meanwhile
+@nb.njit(cache=True, nogil=True)
 def candidate_scores(bases, counts, salt, w, mask, full, vec, dense, ptr, ids, out):
     """Scores of the candidate classes of every word of a sentence for one task.
 

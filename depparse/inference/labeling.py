@@ -43,7 +43,9 @@ def no_constraints(nlabels):
     return np.zeros((0, nlabels)), np.zeros(0), np.zeros(0)
 
 
-@nb.njit(cache=True)
+# nogil: the parse's helper thread (encoder and network ahead, Parser.iter_parsed) runs
+# meanwhile
+@nb.njit(cache=True, nogil=True)
 def label_tree(heads, bases, counts, upos, w, mask, nlabels, tables, extra, A, b, rho, max_iter,
                stats):
     """Best label id of every arc of the tree ``heads`` (index 0 unused).

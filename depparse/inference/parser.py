@@ -30,6 +30,7 @@ from ..decode.eisner import eisner
 from ..decode.joint import TagTable, decode_joint, joint_decompose
 from ..decode.mst import chu_liu_edmonds
 from ..decode.tags import best_each, viterbi
+from ..encoding.ahead import run_ahead
 from ..encoding.minilm import one_blas_thread, word_vectors
 from ..errors import InputWarning, UsageError
 from ..features.dense import DenseArcs, model_dense_term
@@ -471,10 +472,11 @@ class Parser:
         length is parsed in bounded memory.  Keywords: those of :meth:`parse_one` but
         ``tag_columns`` and ``vectors``.
 
-        ``ahead`` > 0: the encoder's passes, and the reading of ``items`` they drive, run on
-        a second thread up to that many passes ahead of the decoding
-        (``Vocabularies.iter_context_vectors``); the output is the same.  What reading
-        ``items`` raises is raised here, in its place in the order."""
+        ``ahead`` > 0: the encoder's passes, the learned network's (a chunk of
+        :data:`LEARNED_CHUNK` sentences each) and the reading of ``items`` they drive run on
+        a second thread, up to that many passes (or chunks) ahead of the decoding; the
+        output is the same.  What reading ``items`` raises is raised here, in its place in
+        the order."""
         pending = collections.deque()
 
         def sentences():
@@ -486,31 +488,50 @@ class Parser:
         # are small: threads only contend, worst in --jobs workers); set once, not per
         # sentence, which would cost more than the labeler's products
         with one_blas_thread():
-            vectors = self.model.vocab.iter_context_vectors(sentences(), ahead)
+            if self.learned is None:
+                vectors = self.model.vocab.iter_context_vectors(sentences(), ahead)
+                try:
+                    # each vector with its sentence (taken from `pending` once the encoder
+                    # has read it; the second iterator has no end of its own)
+                    for v, (s, cols) in zip(vectors, iter(pending.popleft, None),
+                                            strict=False):
+                        yield self.parse_one(s, vectors=v, tag_columns=cols, **kw)
+                finally:
+                    # a helper thread stops (and is joined) before the BLAS limit is lifted
+                    vectors.close()
+                return
+            chunks = self._network_chunks(sentences(), pending)
+            if ahead:
+                # the network's forward pass on the helper as well: 1.2 times the words/s
+                # of the encoder alone ahead (benchmarks/experiments/README.md, "The
+                # learned network ahead too"), now that the decoders' kernels release the
+                # GIL (nogil) and leave the helper its share of the interpreter
+                chunks = run_ahead(chunks, ahead, name="depparse-encoder")
             try:
-                yield from self._iter_parsed(vectors, pending, kw)
+                for chunk, encs, outputs in chunks:
+                    self.learned.remember(encs, outputs=outputs)
+                    try:
+                        for v, (s, cols) in chunk:
+                            yield self.parse_one(s, vectors=v, tag_columns=cols, **kw)
+                    finally:
+                        self.learned.forget()
             finally:
-                # a helper thread stops (and is joined) before the BLAS limit is lifted
-                vectors.close()
+                chunks.close()
 
-    def _iter_parsed(self, vectors, pending, kw):
-        # each vector with its sentence (taken from `pending` once the encoder has read it;
-        # the second iterator has no end of its own, hence strict=False)
-        stream = zip(vectors, iter(pending.popleft, None), strict=False)
-        if self.learned is None:
-            for v, (s, cols) in stream:
-                yield self.parse_one(s, vectors=v, tag_columns=cols, **kw)
-            return
-        while chunk := list(itertools.islice(stream, LEARNED_CHUNK)):
-            # the network's scores of the chunk in one forward pass (2.3x the words/s of one
-            # sentence at a time, benchmarks/experiments/README.md); its input is the words
-            # alone, so the tags predicted in parse_one do not change them
-            self.learned.remember([self.model.vocab.encode(s, v) for v, (s, _) in chunk])
-            try:
-                for v, (s, cols) in chunk:
-                    yield self.parse_one(s, vectors=v, tag_columns=cols, **kw)
-            finally:
-                self.learned.forget()
+    def _network_chunks(self, sentences, pending):
+        """``(chunk, encodings, network outputs)`` of :data:`LEARNED_CHUNK` sentences at a
+        time (``chunk``: their ``(vectors, (sentence, tag_columns))``), the network's scores
+        of a chunk from one forward pass (2.3x the words/s of one sentence at a time,
+        benchmarks/experiments/README.md); its input is the words alone, so the tags
+        predicted in parse_one do not change them."""
+        vectors = self.model.vocab.iter_context_vectors(sentences)
+        try:
+            stream = zip(vectors, iter(pending.popleft, None), strict=False)
+            while chunk := list(itertools.islice(stream, LEARNED_CHUNK)):
+                encs = [self.model.vocab.encode(s, v) for v, (s, _) in chunk]
+                yield chunk, encs, self.learned.batch_outputs(encs)
+        finally:
+            vectors.close()
 
     def parse(self, sentences, *, max_iter=None, single_root=None, time_limit=None, jobs=1,
               retag=False, threads=None):
@@ -528,10 +549,11 @@ class Parser:
         jobs : int
             Worker processes (:mod:`.parallel`); the output is identical to ``jobs=1``.
         threads : int, optional
-            Threads of this process when ``jobs`` is 1: 2 runs the encoder a batch ahead of
-            the decoding on a second thread (1.2-1.4 times the words/s of English text on
-            two cores; the output is the same), 1 keeps to one thread.  Default: 2 where
-            the machine has two CPUs or more.  Worker processes use one thread each.
+            Threads of this process when ``jobs`` is 1: 2 runs the encoder and the learned
+            network a batch ahead of the decoding on a second thread (raw English text at
+            1.2-1.6 times the words/s of one thread on two cores; the output is the same),
+            1 keeps to one thread.  Default: 2 where the machine has two CPUs or more.
+            Worker processes use one thread each.
         retag : bool
             Predict all four tag columns with the model's tagger; by default only where the
             input lacks them (:meth:`iter_tag_columns`).  A model without a tagger given such
