@@ -309,8 +309,7 @@ def numpy_arc_scores(p, x, at, shape, lengths):
     dependent projections and ``U`` are products over 256 columns, whose rows OpenBLAS
     computes alike whatever their number where :func:`numpy_forward` is bit for bit), computed
     for the real positions only (a third of the padded batch's rows); the bilinear products of
-    each
-    sentence keep :func:`arc_scores`' padded shapes."""
+    each sentence keep :func:`arc_scores`' padded shapes."""
     bi, pi = at
     hd = _leaky(np, x @ p["arc_head_w"] + p["arc_head_b"])
     dp = _leaky(np, x @ p["arc_dep_w"] + p["arc_dep_b"])
