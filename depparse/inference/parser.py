@@ -52,7 +52,8 @@ __all__ = ["JointInput", "ParseResult", "Parser", "TAG_COLUMNS", "TAG_WINDOW", "
 #: Sentences per forward pass of a learned network in :meth:`Parser.parse_many`.
 LEARNED_CHUNK = 32
 
-#: The encoder's passes computed ahead of the decoding on a second thread (``threads=2``).
+#: The encoder's passes (with a learned network: chunks of :data:`LEARNED_CHUNK` sentences and
+#: the network's outputs) computed ahead of the decoding on a second thread (``threads=2``).
 ENCODER_AHEAD = 2
 
 #: The columns the tagger can predict, and the Sentence attributes that hold them.
