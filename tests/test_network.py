@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import synthetic
 from blas_rows import NETWORK_TOL, SCORE_TOL, assert_rows_equal
+from fixtures_models import live_threads
 from naive import all_trees, table_score
 
 from depparse.config import TrainConfig
@@ -421,15 +422,12 @@ def test_parse_with_the_network_ahead_is_the_same_as_one_thread(tiny, monkeypatc
     monkeypatch.setattr(network, "numpy_forward_packed", lambda *a: where.append(
         threading.current_thread().name) or real(*a))
 
-    def helpers():
-        return [t for t in threading.enumerate() if t.name == "depparse-encoder"]
-
     one = parser.parse_results(sents, threads=1, retag=True)
     assert len(where) == 3 and set(where) == {"MainThread"}
     where.clear()
     two = parser.parse_results(sents, threads=2, retag=True)
     assert len(where) == 3 and set(where) == {"depparse-encoder"}
-    assert not helpers()
+    assert not live_threads("depparse-encoder")
     for (x, rx), (y, ry) in zip(one, two, strict=True):
         assert np.array_equal(x.heads, y.heads) and list(x.rels) == list(y.rels)
         assert list(x.upos) == list(y.upos) and rx.tagged == ry.tagged != ()
@@ -437,7 +435,7 @@ def test_parse_with_the_network_ahead_is_the_same_as_one_thread(tiny, monkeypatc
     stream = parser.iter_parse_results(sents, threads=2)
     next(stream)
     stream.close()  # a consumer that stops early
-    assert not helpers()
+    assert not live_threads("depparse-encoder")
 
 
 def test_part_table_holds_sparse_plus_learned_scores(tiny):

@@ -626,8 +626,7 @@ def _step_size(settings, steps, k, L, f, inc, nd):
     return False, steps.lam[0] * (L - inc) / nd
 
 
-# nogil: the parse's helper thread (encoder and network ahead, Parser.iter_parsed) runs
-# meanwhile
+# nogil: the parse's helper thread runs meanwhile (Parser.iter_parsed)
 @nb.njit(cache=True, nogil=True)
 def _dd_run(parts, settings, state, k_end):
     """Run the dual decomposition loop (Fig. 1 / Fig. 2) from iteration ``progress.k`` until

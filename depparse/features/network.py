@@ -516,12 +516,9 @@ class Network:
         be parsed.  ``logprobs``: their arc log-probabilities alone, already computed (a
         trainer's scores of its data); ``outputs``: their :meth:`batch_outputs`, already
         computed (on a helper thread: ``Parser.iter_parsed``)."""
-        if outputs is not None:
-            outputs = list(outputs)
-        elif logprobs is None:
-            outputs = self.batch_outputs(encs)
-        else:
-            outputs = [(lp, None, None) for lp in logprobs]
+        if outputs is None:
+            outputs = (self.batch_outputs(encs) if logprobs is None
+                       else [(lp, None, None) for lp in logprobs])
         for e, o in zip(encs, outputs, strict=True):
             self._cache[self._key(e)] = o
 

@@ -115,6 +115,13 @@ class ParseResult:
     tag_candidates: int = 0
 
 
+def _paired(vectors, pending):
+    """Each encoder vector with its ``(sentence, tag_columns)``, taken from ``pending`` once
+    the encoder has read the sentence (:meth:`Parser.iter_parsed`; the second iterator has no
+    end of its own, hence ``strict=False``)."""
+    return zip(vectors, iter(pending.popleft, None), strict=False)
+
+
 class JointInput(NamedTuple):
     """What joint decoding of one sentence decodes (:meth:`Parser.joint_table`)."""
 
@@ -492,10 +499,7 @@ class Parser:
             if self.learned is None:
                 vectors = self.model.vocab.iter_context_vectors(sentences(), ahead)
                 try:
-                    # each vector with its sentence (taken from `pending` once the encoder
-                    # has read it; the second iterator has no end of its own)
-                    for v, (s, cols) in zip(vectors, iter(pending.popleft, None),
-                                            strict=False):
+                    for v, (s, cols) in _paired(vectors, pending):
                         yield self.parse_one(s, vectors=v, tag_columns=cols, **kw)
                 finally:
                     # a helper thread stops (and is joined) before the BLAS limit is lifted
@@ -527,7 +531,7 @@ class Parser:
         predicted in parse_one do not change them."""
         vectors = self.model.vocab.iter_context_vectors(sentences)
         try:
-            stream = zip(vectors, iter(pending.popleft, None), strict=False)
+            stream = _paired(vectors, pending)
             while chunk := list(itertools.islice(stream, LEARNED_CHUNK)):
                 encs = [self.model.vocab.encode(s, v) for v, (s, _) in chunk]
                 yield chunk, encs, self.learned.batch_outputs(encs)
