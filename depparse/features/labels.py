@@ -27,7 +27,7 @@ import numpy as np
 
 from ..encoding.ids import END, START
 from . import templates as T
-from .hashing import CFINE, CSHIFT, ctx, dist_bucket, mix, template
+from .hashing import CFINE, CSHIFT, ctx, dist_bucket, fold, mix, start, template
 
 __all__ = ["LABELER_KIND", "MAX_BASE", "N_SPECIAL", "base_features", "emissions", "head_emissions",
            "fill_transitions", "sentence_bases", "trans_features", "transition_tables",
@@ -85,96 +85,96 @@ def base_features(h, m, heads, lsib, rsib, nl, nr, cmask, form, lemma, upos, xpo
     g = heads[h] if h > 0 else -1
     gp = END if g < 0 else upos[g]
     k = 0
-    buf[k] = template(T.LABEL_DIRDIST, db)
+    buf[k] = start(T.LABEL_DIRDIST, db)
     k += 1
-    buf[k] = mix(template(T.LABEL_MW_DIR, mw), d)
+    buf[k] = fold(start(T.LABEL_MW_DIR, mw), d)
     k += 1
-    buf[k] = mix(template(T.LABEL_MP_DIR, mp), d)
+    buf[k] = fold(start(T.LABEL_MP_DIR, mp), d)
     k += 1
-    buf[k] = mix(template(T.LABEL_ML_DIR, lemma[m]), d)
+    buf[k] = fold(start(T.LABEL_ML_DIR, lemma[m]), d)
     k += 1
-    buf[k] = mix(template(T.LABEL_MX_DIR, xpos[m]), d)
+    buf[k] = fold(start(T.LABEL_MX_DIR, xpos[m]), d)
     k += 1
-    buf[k] = mix(mix(template(T.LABEL_HP_MP_DIRDIST, hp), mp), db)
+    buf[k] = fold(fold(start(T.LABEL_HP_MP_DIRDIST, hp), mp), db)
     k += 1
-    buf[k] = mix(mix(template(T.LABEL_HW_MP_DIR, hw), mp), d)
+    buf[k] = fold(fold(start(T.LABEL_HW_MP_DIR, hw), mp), d)
     k += 1
-    buf[k] = mix(mix(template(T.LABEL_HP_MW_DIR, hp), mw), d)
+    buf[k] = fold(fold(start(T.LABEL_HP_MW_DIR, hp), mw), d)
     k += 1
-    buf[k] = mix(mix(template(T.LABEL_HL_ML_DIR, lemma[h]), lemma[m]), d)
+    buf[k] = fold(fold(start(T.LABEL_HL_ML_DIR, lemma[h]), lemma[m]), d)
     k += 1
-    buf[k] = mix(mix(template(T.LABEL_HX_MX_DIR, xpos[h]), xpos[m]), d)
+    buf[k] = fold(fold(start(T.LABEL_HX_MX_DIR, xpos[h]), xpos[m]), d)
     k += 1
-    buf[k] = mix(template(T.LABEL_HW_DIR, hw), d)
+    buf[k] = fold(start(T.LABEL_HW_DIR, hw), d)
     k += 1
-    buf[k] = mix(template(T.LABEL_HP_DIR, hp), d)
+    buf[k] = fold(start(T.LABEL_HP_DIR, hp), d)
     k += 1
-    buf[k] = mix(mix(template(T.LABEL_MSUF_MP_DIR, suffix[m]), mp), d)
+    buf[k] = fold(fold(start(T.LABEL_MSUF_MP_DIR, suffix[m]), mp), d)
     k += 1
-    buf[k] = mix(mix(mix(template(T.LABEL_GP_HP_MP_DIR, gp), hp), mp), d)
+    buf[k] = fold(fold(fold(start(T.LABEL_GP_HP_MP_DIR, gp), hp), mp), d)
     k += 1
-    buf[k] = mix(mix(mix(template(T.LABEL_MPL_MP_MPR_DIR, ctx(upos, m - 1)), mp), ctx(upos,
+    buf[k] = fold(fold(fold(start(T.LABEL_MPL_MP_MPR_DIR, ctx(upos, m - 1)), mp), ctx(upos,
                                                                                       m + 1)), d)
     k += 1
-    buf[k] = mix(mix(mix(template(T.LABEL_HP_MPL_MP_DIR, hp), ctx(upos, m - 1)), mp), d)
+    buf[k] = fold(fold(fold(start(T.LABEL_HP_MPL_MP_DIR, hp), ctx(upos, m - 1)), mp), d)
     k += 1
-    buf[k] = mix(mix(mix(template(T.LABEL_HP_MP_MPR_DIR, hp), mp), ctx(upos, m + 1)), d)
+    buf[k] = fold(fold(fold(start(T.LABEL_HP_MP_MPR_DIR, hp), mp), ctx(upos, m + 1)), d)
     k += 1
     ls = lsib[m]
     rs = rsib[m]
-    buf[k] = mix(mix(mix(template(T.LABEL_HP_LSP_MP_DIR, hp), START if ls < 0 else upos[ls]), mp),
+    buf[k] = fold(fold(fold(start(T.LABEL_HP_LSP_MP_DIR, hp), START if ls < 0 else upos[ls]), mp),
                  d)
     k += 1
-    buf[k] = mix(mix(mix(template(T.LABEL_HP_MP_RSP_DIR, hp), mp), END if rs < 0 else upos[rs]), d)
+    buf[k] = fold(fold(fold(start(T.LABEL_HP_MP_RSP_DIR, hp), mp), END if rs < 0 else upos[rs]), d)
     k += 1
-    buf[k] = mix(mix(template(T.LABEL_MP_MNL_MNR, mp), min(nl[m], 3)), min(nr[m], 3))
+    buf[k] = fold(fold(start(T.LABEL_MP_MNL_MNR, mp), min(nl[m], 3)), min(nr[m], 3))
     k += 1
-    buf[k] = mix(mix(template(T.LABEL_HP_HNL_HNR, hp), min(nl[h], 4)), min(nr[h], 4))
+    buf[k] = fold(fold(start(T.LABEL_HP_HNL_HNR, hp), min(nl[h], 4)), min(nr[h], 4))
     k += 1
-    buf[k] = mix(mix(template(T.LABEL_HP_MP_HROOT, hp), mp), h == 0)
+    buf[k] = fold(fold(start(T.LABEL_HP_MP_HROOT, hp), mp), h == 0)
     k += 1
     # UPOS of m's children, each once
     cm = cmask[m]
     for b in range(64):
         if cm & (np.uint64(1) << np.uint64(b)):
-            buf[k] = mix(mix(template(T.LABEL_MP_CHILD_UPOS_DIR, mp), b), d)
+            buf[k] = fold(fold(start(T.LABEL_MP_CHILD_UPOS_DIR, mp), b), d)
             k += 1
-            buf[k] = mix(mix(mix(template(T.LABEL_HP_MP_CHILD_UPOS_DIR, hp), mp), b), d)
+            buf[k] = fold(fold(fold(start(T.LABEL_HP_MP_CHILD_UPOS_DIR, hp), mp), b), d)
             k += 1
     # the forms of m's closest left children matter for case marking (e.g. "of", "to")
     for c in range(m - 1, max(0, m - 4), -1):
         if heads[c] == m:
-            buf[k] = mix(mix(template(T.LABEL_LCHILDW_MP_HP, form[c]), mp), hp)
+            buf[k] = fold(fold(start(T.LABEL_LCHILDW_MP_HP, form[c]), mp), hp)
             k += 1
     for c in range(m + 1, min(N, m + 4)):
         if heads[c] == m:
-            buf[k] = mix(mix(template(T.LABEL_RCHILDW_MP_HP, form[c]), mp), hp)
+            buf[k] = fold(fold(start(T.LABEL_RCHILDW_MP_HP, form[c]), mp), hp)
             k += 1
     for j in range(feat_ptr[m], min(feat_ptr[m + 1], feat_ptr[m] + 16)):
-        buf[k] = mix(mix(template(T.LABEL_MFEAT_MP_DIR, feat_ids[j]), mp), d)
+        buf[k] = fold(fold(start(T.LABEL_MFEAT_MP_DIR, feat_ids[j]), mp), d)
         k += 1
     for j in range(feat_ptr[h], min(feat_ptr[h + 1], feat_ptr[h] + 8)):
-        buf[k] = mix(mix(template(T.LABEL_HFEAT_MP_DIR, feat_ids[j]), mp), d)
+        buf[k] = fold(fold(start(T.LABEL_HFEAT_MP_DIR, feat_ids[j]), mp), d)
         k += 1
-    buf[k] = mix(mix(template(T.LABEL_HW_MW_DIR, hw), mw), d)
+    buf[k] = fold(fold(start(T.LABEL_HW_MW_DIR, hw), mw), d)
     k += 1
-    buf[k] = mix(mix(template(T.LABEL_MW_HP_DIRDIST, mw), hp), db)
+    buf[k] = fold(fold(start(T.LABEL_MW_HP_DIRDIST, mw), hp), db)
     k += 1
-    buf[k] = mix(mix(mix(template(T.LABEL_HL_ML_MP_DIR, lemma[h]), lemma[m]), mp), d)
+    buf[k] = fold(fold(fold(start(T.LABEL_HL_ML_MP_DIR, lemma[h]), lemma[m]), mp), d)
     k += 1
-    buf[k] = mix(mix(template(T.LABEL_HL_MP_DIR, lemma[h]), mp), d)
+    buf[k] = fold(fold(start(T.LABEL_HL_MP_DIR, lemma[h]), mp), d)
     k += 1
     lsp = START if ls < 0 else upos[ls]
     rsp = END if rs < 0 else upos[rs]
-    buf[k] = mix(mix(mix(mix(template(T.LABEL_HP_LSP_MP_RSP_DIR, hp), lsp), mp), rsp), d)
+    buf[k] = fold(fold(fold(fold(start(T.LABEL_HP_LSP_MP_RSP_DIR, hp), lsp), mp), rsp), d)
     k += 1
     rs2 = END if rs < 0 or rsib[rs] < 0 else upos[rsib[rs]]
-    buf[k] = mix(mix(mix(mix(template(T.LABEL_HP_MP_RSP_RSP2_DIR, hp), mp), rsp), rs2), d)
+    buf[k] = fold(fold(fold(fold(start(T.LABEL_HP_MP_RSP_RSP2_DIR, hp), mp), rsp), rs2), d)
     k += 1
     # the closest child of m on its left (a marker: "that", "if", "to", "of")
     for c in range(m - 1, 0, -1):
         if heads[c] == m:
-            buf[k] = mix(mix(mix(template(T.LABEL_HL_MP_NEARESTLCHILDW_DIR, lemma[h]), mp),
+            buf[k] = fold(fold(fold(start(T.LABEL_HL_MP_NEARESTLCHILDW_DIR, lemma[h]), mp),
                              form[c]), d)
             k += 1
             break
@@ -182,16 +182,16 @@ def base_features(h, m, heads, lsib, rsib, nl, nr, cmask, form, lemma, upos, xpo
     if cluster[0] != 0:
         mc = cluster[m] & CFINE
         hc = cluster[h] & CFINE
-        buf[k] = mix(template(T.LABEL_MC_DIR, mc), d)
+        buf[k] = fold(start(T.LABEL_MC_DIR, mc), d)
         k += 1
-        buf[k] = mix(mix(template(T.LABEL_MC_HP_DIR, mc), hp), d)
+        buf[k] = fold(fold(start(T.LABEL_MC_HP_DIR, mc), hp), d)
         k += 1
-        buf[k] = mix(mix(template(T.LABEL_HC_MP_DIR, hc), mp), d)
+        buf[k] = fold(fold(start(T.LABEL_HC_MP_DIR, hc), mp), d)
         k += 1
-        buf[k] = mix(mix(template(T.LABEL_HCC_MCC_DIR, cluster[h] >> CSHIFT),
+        buf[k] = fold(fold(start(T.LABEL_HCC_MCC_DIR, cluster[h] >> CSHIFT),
                          cluster[m] >> CSHIFT), d)
         k += 1
-        buf[k] = mix(mix(mix(template(T.LABEL_MCC_MP_HP_DIRDIST, cluster[m] >> CSHIFT), mp), hp),
+        buf[k] = fold(fold(fold(start(T.LABEL_MCC_MP_HP_DIRDIST, cluster[m] >> CSHIFT), mp), hp),
                      db)
         k += 1
     return k

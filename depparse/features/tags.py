@@ -35,7 +35,7 @@ import numba as nb
 import numpy as np
 
 from . import templates as T
-from .hashing import mix, template
+from .hashing import fold, mix, start
 
 __all__ = ["A_FLAGS", "A_FORM", "A_LOWER", "A_PRE", "A_SHAPE", "A_SUF", "Lexicon",
            "MAX_LEMMA_FEATS", "MAX_TAG_FEATS", "N_ATOMS", "TAG_OFFSET", "candidate_scores",
@@ -184,87 +184,87 @@ def tag_features(atoms, tags, i, stage2, buf):
     suf3 = atoms[i, A_SUF + 2]
     sh = atoms[i, A_SHAPE]
     k = 0
-    buf[k] = template(T.TAG_BIAS, 0)
+    buf[k] = start(T.TAG_BIAS, 0)
     k += 1
-    buf[k] = template(T.TAG_W, w)
+    buf[k] = start(T.TAG_W, w)
     k += 1
-    buf[k] = template(T.TAG_FORM, atoms[i, A_FORM])
+    buf[k] = start(T.TAG_FORM, atoms[i, A_FORM])
     k += 1
     for s in range(N_SUF):
-        buf[k] = mix(template(T.TAG_SUFK, s), atoms[i, A_SUF + s])
+        buf[k] = fold(start(T.TAG_SUFK, s), atoms[i, A_SUF + s])
         k += 1
     for s in range(N_PRE):
-        buf[k] = mix(template(T.TAG_PREK, s), atoms[i, A_PRE + s])
+        buf[k] = fold(start(T.TAG_PREK, s), atoms[i, A_PRE + s])
         k += 1
-    buf[k] = template(T.TAG_SHAPE, sh)
+    buf[k] = start(T.TAG_SHAPE, sh)
     k += 1
     fl = atoms[i, A_FLAGS]
     for b in range(_FLAG_BITS):
         if fl & (np.uint64(1) << np.uint64(b)):
-            buf[k] = template(T.TAG_FLAG, b)
+            buf[k] = start(T.TAG_FLAG, b)
             k += 1
-    buf[k] = template(T.TAG_LEN, fl >> np.uint64(_FLAG_BITS))
+    buf[k] = start(T.TAG_LEN, fl >> np.uint64(_FLAG_BITS))
     k += 1
-    buf[k] = template(T.TAG_WL1, wl1)
+    buf[k] = start(T.TAG_WL1, wl1)
     k += 1
-    buf[k] = template(T.TAG_WL2, wl2)
+    buf[k] = start(T.TAG_WL2, wl2)
     k += 1
-    buf[k] = template(T.TAG_WR1, wr1)
+    buf[k] = start(T.TAG_WR1, wr1)
     k += 1
-    buf[k] = template(T.TAG_WR2, wr2)
+    buf[k] = start(T.TAG_WR2, wr2)
     k += 1
-    buf[k] = mix(template(T.TAG_WL1_W, wl1), w)
+    buf[k] = fold(start(T.TAG_WL1_W, wl1), w)
     k += 1
-    buf[k] = mix(template(T.TAG_W_WR1, w), wr1)
+    buf[k] = fold(start(T.TAG_W_WR1, w), wr1)
     k += 1
-    buf[k] = mix(template(T.TAG_WL1_WR1, wl1), wr1)
+    buf[k] = fold(start(T.TAG_WL1_WR1, wl1), wr1)
     k += 1
-    buf[k] = mix(template(T.TAG_WL2_WL1, wl2), wl1)
+    buf[k] = fold(start(T.TAG_WL2_WL1, wl2), wl1)
     k += 1
-    buf[k] = mix(template(T.TAG_WR1_WR2, wr1), wr2)
+    buf[k] = fold(start(T.TAG_WR1_WR2, wr1), wr2)
     k += 1
-    buf[k] = template(T.TAG_SUF3L1, _atom(atoms, i - 1, A_SUF + 2))
+    buf[k] = start(T.TAG_SUF3L1, _atom(atoms, i - 1, A_SUF + 2))
     k += 1
-    buf[k] = template(T.TAG_SUF3R1, _atom(atoms, i + 1, A_SUF + 2))
+    buf[k] = start(T.TAG_SUF3R1, _atom(atoms, i + 1, A_SUF + 2))
     k += 1
-    buf[k] = mix(mix(template(T.TAG_SHAPEL1_SHAPE_SHAPER1, _atom(atoms, i - 1, A_SHAPE)), sh),
+    buf[k] = fold(fold(start(T.TAG_SHAPEL1_SHAPE_SHAPER1, _atom(atoms, i - 1, A_SHAPE)), sh),
                  _atom(atoms, i + 1, A_SHAPE))
     k += 1
-    buf[k] = mix(template(T.TAG_FIRST_SHAPE, 1 if i == 1 else 0), sh)
+    buf[k] = fold(start(T.TAG_FIRST_SHAPE, 1 if i == 1 else 0), sh)
     k += 1
-    buf[k] = mix(template(T.TAG_SUF3_WL1, suf3), wl1)
+    buf[k] = fold(start(T.TAG_SUF3_WL1, suf3), wl1)
     k += 1
-    buf[k] = mix(template(T.TAG_SUF3_WR1, suf3), wr1)
+    buf[k] = fold(start(T.TAG_SUF3_WR1, suf3), wr1)
     k += 1
     k1 = k
     if stage2:
         p = _tag(tags, i)
         pl1 = _tag(tags, i - 1)
         pr1 = _tag(tags, i + 1)
-        buf[k] = template(T.TAG_P, p)
+        buf[k] = start(T.TAG_P, p)
         k += 1
-        buf[k] = mix(template(T.TAG_P_W, p), w)
+        buf[k] = fold(start(T.TAG_P_W, p), w)
         k += 1
-        buf[k] = mix(template(T.TAG_P_FORM, p), atoms[i, A_FORM])
+        buf[k] = fold(start(T.TAG_P_FORM, p), atoms[i, A_FORM])
         k += 1
         for s in range(4):
-            buf[k] = mix(mix(template(T.TAG_P_SUFK, s), p), atoms[i, A_SUF + s])
+            buf[k] = fold(fold(start(T.TAG_P_SUFK, s), p), atoms[i, A_SUF + s])
             k += 1
-        buf[k] = mix(template(T.TAG_PL1_P, pl1), p)
+        buf[k] = fold(start(T.TAG_PL1_P, pl1), p)
         k += 1
-        buf[k] = mix(template(T.TAG_P_PR1, p), pr1)
+        buf[k] = fold(start(T.TAG_P_PR1, p), pr1)
         k += 1
-        buf[k] = mix(mix(template(T.TAG_PL1_P_PR1, pl1), p), pr1)
+        buf[k] = fold(fold(start(T.TAG_PL1_P_PR1, pl1), p), pr1)
         k += 1
-        buf[k] = mix(mix(template(T.TAG_PL2_PL1_P, _tag(tags, i - 2)), pl1), p)
+        buf[k] = fold(fold(start(T.TAG_PL2_PL1_P, _tag(tags, i - 2)), pl1), p)
         k += 1
-        buf[k] = mix(mix(template(T.TAG_P_PR1_PR2, p), pr1), _tag(tags, i + 2))
+        buf[k] = fold(fold(start(T.TAG_P_PR1_PR2, p), pr1), _tag(tags, i + 2))
         k += 1
-        buf[k] = mix(template(T.TAG_P_WL1, p), wl1)
+        buf[k] = fold(start(T.TAG_P_WL1, p), wl1)
         k += 1
-        buf[k] = mix(template(T.TAG_P_WR1, p), wr1)
+        buf[k] = fold(start(T.TAG_P_WR1, p), wr1)
         k += 1
-        buf[k] = mix(template(T.TAG_P_SHAPE, p), sh)
+        buf[k] = fold(start(T.TAG_P_SHAPE, p), sh)
         k += 1
     return k1, k
 
@@ -297,52 +297,52 @@ def lemma_features(atoms, upos, xpos, bundle, feat_ptr, feat_ids, i, buf):
     suf2 = atoms[i, A_SUF + 1]
     suf3 = atoms[i, A_SUF + 2]
     k = 0
-    buf[k] = template(T.LEM_BIAS, 0)
+    buf[k] = start(T.LEM_BIAS, 0)
     k += 1
-    buf[k] = template(T.LEM_W, w)
+    buf[k] = start(T.LEM_W, w)
     k += 1
-    buf[k] = template(T.LEM_FORM, atoms[i, A_FORM])
+    buf[k] = start(T.LEM_FORM, atoms[i, A_FORM])
     k += 1
     for s in range(N_SUF):
-        buf[k] = mix(template(T.LEM_SUFK, s), atoms[i, A_SUF + s])
+        buf[k] = fold(start(T.LEM_SUFK, s), atoms[i, A_SUF + s])
         k += 1
-        buf[k] = mix(mix(template(T.LEM_P_SUFK, s), p), atoms[i, A_SUF + s])
+        buf[k] = fold(fold(start(T.LEM_P_SUFK, s), p), atoms[i, A_SUF + s])
         k += 1
     for s in range(N_PRE):
-        buf[k] = mix(template(T.LEM_PREK, s), atoms[i, A_PRE + s])
+        buf[k] = fold(start(T.LEM_PREK, s), atoms[i, A_PRE + s])
         k += 1
-    buf[k] = template(T.LEM_SHAPE, sh)
+    buf[k] = start(T.LEM_SHAPE, sh)
     k += 1
-    buf[k] = mix(template(T.LEM_FIRST_SHAPE, 1 if i == 1 else 0), sh)
+    buf[k] = fold(start(T.LEM_FIRST_SHAPE, 1 if i == 1 else 0), sh)
     k += 1
-    buf[k] = template(T.LEM_P, p)
+    buf[k] = start(T.LEM_P, p)
     k += 1
-    buf[k] = mix(template(T.LEM_P_W, p), w)
+    buf[k] = fold(start(T.LEM_P_W, p), w)
     k += 1
-    buf[k] = template(T.LEM_FEATS, fb)
+    buf[k] = start(T.LEM_FEATS, fb)
     k += 1
-    buf[k] = mix(template(T.LEM_P_FEATS, p), fb)
+    buf[k] = fold(start(T.LEM_P_FEATS, p), fb)
     k += 1
-    buf[k] = mix(template(T.LEM_FEATS_SUF3, fb), suf3)
+    buf[k] = fold(start(T.LEM_FEATS_SUF3, fb), suf3)
     k += 1
-    buf[k] = template(T.LEM_X, x)
+    buf[k] = start(T.LEM_X, x)
     k += 1
-    buf[k] = mix(template(T.LEM_X_SUF3, x), suf3)
+    buf[k] = fold(start(T.LEM_X_SUF3, x), suf3)
     k += 1
-    buf[k] = template(T.LEM_WL1, _atom(atoms, i - 1, A_LOWER))
+    buf[k] = start(T.LEM_WL1, _atom(atoms, i - 1, A_LOWER))
     k += 1
     wr1 = _atom(atoms, i + 1, A_LOWER)
-    buf[k] = template(T.LEM_WR1, wr1)
+    buf[k] = start(T.LEM_WR1, wr1)
     k += 1
-    buf[k] = mix(template(T.LEM_P_WR1, p), wr1)
+    buf[k] = fold(start(T.LEM_P_WR1, p), wr1)
     k += 1
     for j in range(feat_ptr[i], min(feat_ptr[i + 1], feat_ptr[i] + MAX_FEAT)):
         f = feat_ids[j]
-        buf[k] = template(T.LEM_FEAT, f)
+        buf[k] = start(T.LEM_FEAT, f)
         k += 1
-        buf[k] = mix(template(T.LEM_P_FEAT, p), f)
+        buf[k] = fold(start(T.LEM_P_FEAT, p), f)
         k += 1
-        buf[k] = mix(template(T.LEM_FEAT_SUF2, f), suf2)
+        buf[k] = fold(start(T.LEM_FEAT_SUF2, f), suf2)
         k += 1
     return k
 
