@@ -28,7 +28,7 @@ import numba as nb
 import numpy as np
 
 from .chars import _DIGIT, _LETTER, _LOWER, _UPPER
-from .hashing import fold, mix
+from .hashing import mix
 
 __all__ = ["N_GAP_FEATURES", "decide", "dist_bucket", "gap_features", "margin_bucket",
            "margin_buckets", "token_table"]
@@ -149,7 +149,7 @@ def dist_bucket(d):
     return 12
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _h(t, a):
     return mix(mix(np.uint64(t), a), 13)
 
@@ -200,29 +200,29 @@ def gap_features(tt, p0, p1, i, mb, glued, dist, buf, mask):
     buf[0] = np.int64(_h(_T_BIAS, 0) & m)
     buf[1] = np.int64(_h(_T_MARGIN, mb) & m)
     buf[2] = np.int64(_h(_T_GLUED, glued) & m)
-    buf[3] = np.int64(fold(_h(_T_MARGIN_GLUED, mb), glued) & m)
+    buf[3] = np.int64(mix(_h(_T_MARGIN_GLUED, mb), glued) & m)
     for o in range(6):
         buf[4 + o] = np.int64(_h(_T_FORM + o, w[o]) & m)
         buf[10 + o] = np.int64(_h(_T_SHAPE + o, s[o]) & m)
-    buf[16] = np.int64(fold(_h(_T_FORM01, w[2]), w[3]) & m)
-    buf[17] = np.int64(fold(_h(_T_SHAPE01, s[2]), s[3]) & m)
-    buf[18] = np.int64(fold(_h(_T_FORM0_SHAPE1, w[2]), s[3]) & m)
-    buf[19] = np.int64(fold(_h(_T_SHAPE0_FORM1, s[2]), w[3]) & m)
-    buf[20] = np.int64(fold(fold(fold(_h(_T_SHAPE_M1_0_1_2, s[1]), s[2]), s[3]), s[4]) & m)
-    buf[21] = np.int64(fold(fold(_h(_T_SHAPE_0_1_2, s[2]), s[3]), s[4]) & m)
-    buf[22] = np.int64(fold(fold(_h(_T_SHAPE_M1_0_1, s[1]), s[2]), s[3]) & m)
-    buf[23] = np.int64(fold(_h(_T_FORM12, w[3]), w[4]) & m)
-    buf[24] = np.int64(fold(_h(_T_FORM_M1_0, w[1]), w[2]) & m)
-    buf[25] = np.int64(fold(_h(_T_MARGIN_SHAPE1, mb), s[3]) & m)
-    buf[26] = np.int64(fold(_h(_T_MARGIN_FORM0, mb), w[2]) & m)
-    buf[27] = np.int64(fold(fold(_h(_T_MARGIN_FORM0_SHAPE1, mb), w[2]), s[3]) & m)
-    buf[28] = np.int64(fold(_h(_T_LAST_FIRST, tt[i, _LAST]), tt[i + 1, _FIRST]) & m)
-    buf[29] = np.int64(fold(_h(_T_SHAPE1_FORM2, s[3]), w[4]) & m)
-    buf[30] = np.int64(fold(_h(_T_FORM1_SHAPE2, w[3]), s[4]) & m)
-    buf[31] = np.int64(fold(_h(_T_LEFT_SHAPE1, min(p1 - 1 - i, 6)), s[3]) & m)
+    buf[16] = np.int64(mix(_h(_T_FORM01, w[2]), w[3]) & m)
+    buf[17] = np.int64(mix(_h(_T_SHAPE01, s[2]), s[3]) & m)
+    buf[18] = np.int64(mix(_h(_T_FORM0_SHAPE1, w[2]), s[3]) & m)
+    buf[19] = np.int64(mix(_h(_T_SHAPE0_FORM1, s[2]), w[3]) & m)
+    buf[20] = np.int64(mix(mix(mix(_h(_T_SHAPE_M1_0_1_2, s[1]), s[2]), s[3]), s[4]) & m)
+    buf[21] = np.int64(mix(mix(_h(_T_SHAPE_0_1_2, s[2]), s[3]), s[4]) & m)
+    buf[22] = np.int64(mix(mix(_h(_T_SHAPE_M1_0_1, s[1]), s[2]), s[3]) & m)
+    buf[23] = np.int64(mix(_h(_T_FORM12, w[3]), w[4]) & m)
+    buf[24] = np.int64(mix(_h(_T_FORM_M1_0, w[1]), w[2]) & m)
+    buf[25] = np.int64(mix(_h(_T_MARGIN_SHAPE1, mb), s[3]) & m)
+    buf[26] = np.int64(mix(_h(_T_MARGIN_FORM0, mb), w[2]) & m)
+    buf[27] = np.int64(mix(mix(_h(_T_MARGIN_FORM0_SHAPE1, mb), w[2]), s[3]) & m)
+    buf[28] = np.int64(mix(_h(_T_LAST_FIRST, tt[i, _LAST]), tt[i + 1, _FIRST]) & m)
+    buf[29] = np.int64(mix(_h(_T_SHAPE1_FORM2, s[3]), w[4]) & m)
+    buf[30] = np.int64(mix(_h(_T_FORM1_SHAPE2, w[3]), s[4]) & m)
+    buf[31] = np.int64(mix(_h(_T_LEFT_SHAPE1, min(p1 - 1 - i, 6)), s[3]) & m)
     d = dist_bucket(dist)
     buf[32] = np.int64(_h(_T_DIST, d) & m)
-    buf[33] = np.int64(fold(fold(_h(_T_DIST_SHAPES, d), s[2]), s[3]) & m)
+    buf[33] = np.int64(mix(mix(_h(_T_DIST_SHAPES, d), s[2]), s[3]) & m)
     return N_GAP_FEATURES
 
 

@@ -30,7 +30,7 @@ import unicodedata
 import numba as nb
 import numpy as np
 
-from .hashing import fold, mix
+from .hashing import mix
 
 __all__ = ["INSIDE", "N_CLASSES", "N_FEATURES", "PARAGRAPH", "SENTENCE_END", "SPACE",
            "TOKEN_END", "char_classes", "char_table", "position_features", "prepare",
@@ -294,21 +294,21 @@ def position_features(tab, i, buf, mask):
         buf[k] = np.int64(_h(_T_CHAR + o, v) & m)
         k += 1
     for o in range(3):  # (i-1, i), (i, i+1), (i+1, i+2)
-        buf[k] = np.int64(fold(_h(_T_BI + o, c[2 + o]), c[3 + o]) & m)
+        buf[k] = np.int64(mix(_h(_T_BI + o, c[2 + o]), c[3 + o]) & m)
         k += 1
     for o in range(3):  # (i-2..i), (i-1..i+1), (i..i+2)
-        buf[k] = np.int64(fold(fold(_h(_T_TRI + o, c[1 + o]), c[2 + o]), c[3 + o]) & m)
+        buf[k] = np.int64(mix(mix(_h(_T_TRI + o, c[1 + o]), c[2 + o]), c[3 + o]) & m)
         k += 1
     for o in range(2):  # (i-2..i+1), (i-1..i+2)
-        buf[k] = np.int64(fold(fold(fold(_h(_T_FOUR + o, c[1 + o]), c[2 + o]), c[3 + o]),
+        buf[k] = np.int64(mix(mix(mix(_h(_T_FOUR + o, c[1 + o]), c[2 + o]), c[3 + o]),
                               c[4 + o]) & m)
         k += 1
     h = _h(_T_CLS7, q[0])
     for o in range(1, 7):
-        h = fold(h, q[o])
+        h = mix(h, q[o])
     buf[k] = np.int64(h & m)
     k += 1
-    buf[k] = np.int64(fold(fold(_h(_T_CLS3, q[2]), q[3]), q[4]) & m)
+    buf[k] = np.int64(mix(mix(_h(_T_CLS3, q[2]), q[3]), q[4]) & m)
     k += 1
     pre = tab[i, _HPRE]
     nxt = tab[i, _NEXT]
@@ -320,22 +320,22 @@ def position_features(tab, i, buf, mask):
     buf[k] = np.int64(_h(_T_PRE, pre) & m)
     buf[k + 1] = np.int64(_h(_T_CHUNK, tab[i, _HCHUNK]) & m)
     buf[k + 2] = np.int64(_h(_T_SUF, tab[i, _HSUF]) & m)
-    buf[k + 3] = np.int64(fold(_h(_T_PRE_NEXTCLS, pre), ncls) & m)
+    buf[k + 3] = np.int64(mix(_h(_T_PRE_NEXTCLS, pre), ncls) & m)
     buf[k + 4] = np.int64(_h(_T_NEXT, nh) & m)
     buf[k + 5] = np.int64(_h(_T_NEXTSHAPE, nshape) & m)
     buf[k + 6] = np.int64(_h(_T_PREV, ph) & m)
-    buf[k + 7] = np.int64(fold(fold(_h(_T_CHAR_CLS_NEXTCLS, c[3]), q[4]), ncls) & m)
-    buf[k + 8] = np.int64(fold(_h(_T_SHAPE_NEXTSHAPE, tab[i, _SHAPE]), nshape) & m)
-    buf[k + 9] = np.int64(fold(_h(_T_CHUNK_NEXT, pre), nh) & m)
+    buf[k + 7] = np.int64(mix(mix(_h(_T_CHAR_CLS_NEXTCLS, c[3]), q[4]), ncls) & m)
+    buf[k + 8] = np.int64(mix(_h(_T_SHAPE_NEXTSHAPE, tab[i, _SHAPE]), nshape) & m)
+    buf[k + 9] = np.int64(mix(_h(_T_CHUNK_NEXT, pre), nh) & m)
     buf[k + 10] = np.int64(_h(_T_BIAS, 0) & m)
-    buf[k + 11] = np.int64(fold(_h(_T_PREV_PRE, ph), pre) & m)
+    buf[k + 11] = np.int64(mix(_h(_T_PREV_PRE, ph), pre) & m)
     fl = tab[i, _FLAGS]
-    buf[k + 12] = np.int64(fold(fold(_h(_T_FLAGS_BI, fl), c[3]), c[4]) & m)
+    buf[k + 12] = np.int64(mix(mix(_h(_T_FLAGS_BI, fl), c[3]), c[4]) & m)
     nfl = tab[nxt, _FLAGS] if nxt >= 0 else -1
-    buf[k + 13] = np.int64(fold(fold(fold(_h(_T_FLAGS_NEXTFLAGS, fl), nfl), c[3]), ncls) & m)
+    buf[k + 13] = np.int64(mix(mix(mix(_h(_T_FLAGS_NEXTFLAGS, fl), nfl), c[3]), ncls) & m)
     # the next word with its case, after this character's class ("... level | If you're")
-    buf[k + 14] = np.int64(fold(fold(_h(_T_NEXT_NEXTCLS_CLS, nh), ncls), q[3]) & m)
-    buf[k + 15] = np.int64(fold(fold(_h(_T_PREV_CHUNK_NEXTCLS, ph), tab[i, _HCHUNK]), ncls) & m)
+    buf[k + 14] = np.int64(mix(mix(_h(_T_NEXT_NEXTCLS_CLS, nh), ncls), q[3]) & m)
+    buf[k + 15] = np.int64(mix(mix(_h(_T_PREV_CHUNK_NEXTCLS, ph), tab[i, _HCHUNK]), ncls) & m)
     return k + 16
 
 
