@@ -42,7 +42,7 @@ REPO = HERE.parent
 RECIPE = {"model": "gs", "context_layer": 3, "tag_training": "gold", "dense_layer": 3,
           "dense_scale": 3.0, "labeler_dense": 0.6, "storage": "int8", "learned_scale": 0.75,
           "learned_epochs": 12, "learned_hidden": 256, "learned_folds": 3,
-          "expert_weights": "dev"}
+          "expert_weights": "dev", "expert_arc_weights": "1,1.25,1.5,2"}
 
 CARD = """# en_ewt_gs — depparse's shipped English model
 
@@ -134,7 +134,10 @@ as in version 8 | 92.18 | 90.80 | 99.61 (with proofs: 100.00 proved) |
 | 11 (commit f8f30dc) | the learned network's arc scores at scale 0.75 (`--learned-scale \
 0.75`, not 1: chosen on dev from 0.5, 0.75 and 1); the rest as in version 10 | 92.35 | 91.00 | \
 99.57 (with proofs: 100.00 proved) |
-| 12 (this file) | {changes} | {uas:.2f} | {las:.2f} | {cert_k:.2f} (with proofs: {proved:.2f} \
+| 12 (commit 6afe364) | the learned network with 256 units per direction (`--learned-hidden \
+256`, not 192: dev LAS +0.19 with gold tags, +0.22 with predicted ones); the rest as in version \
+11 | 92.44 | 91.06 | 99.71 (with proofs: 100.00 proved) |
+| 13 (this file) | {changes} | {uas:.2f} | {las:.2f} | {cert_k:.2f} (with proofs: {proved:.2f} \
 proved) |
 
 Per-epoch dev scores during training (dev with {dev_tags} tags):
@@ -273,8 +276,9 @@ Per-epoch dev scores during training (dev with {dev_tags} tags):
 """
 
 #: What changed since the previous shipped model (the card's version table).
-CHANGES = ("the learned network with 256 units per direction (`--learned-hidden 256`, not 192: "
-           "dev LAS +0.19 with gold tags, +0.22 with predicted ones); the rest as in version 11")
+CHANGES = ("the network's arc scores weighted at parse time by a factor chosen on dev "
+           "(`--expert-arc-weights 1,1.25,1.5,2`: one with the tags predicted, one with them "
+           "given); the rest as in version 12")
 
 
 def main(argv=None):
@@ -394,6 +398,11 @@ def main(argv=None):
         if c.learned_label_weight_given is not None:
             settings_text += (f" (times {c.learned_label_weight_given:g} where the tags are "
                               "given)")
+        arc_given = (c.learned_arc_weight if c.learned_arc_weight_given is None
+                     else c.learned_arc_weight_given)
+        if (c.learned_arc_weight, arc_given) != (1.0, 1.0):
+            settings_text += (f", and its arc scores weighted {c.learned_arc_weight:g} times "
+                              f"when parsing ({arc_given:g} times where the tags are given)")
         ew = m.info.get("expert_weights")
         if ew:
             settings_text += ", " + expert_choice(ew)
@@ -464,18 +473,29 @@ def expert_choice(ew: dict) -> str:
     d = ModelConfig()
 
     def las(rows, **key):
-        return next((f"{r['las']:.2f}" for r in rows if all(r[k] == v for k, v in key.items())),
-                    "–")
+        return next((f"{r['las']:.2f}" for r in rows
+                     if all(r.get(k, 1.0) == v for k, v in key.items())), "–")
 
-    tags = ", ".join(f"{x:g}" for x in sorted({r["tag_weight"] for r in grid}))
-    labels = ", ".join(f"{x:g}" for x in sorted({r["label_weight"] for r in grid}))
-    chosen = las(grid, tag_weight=ew["tag_weight"], label_weight=ew["label_weight"])
-    return (f"chosen on dev by `--expert-weights dev` from the tag weights {tags} and the label "
-            f"weights {labels}, by dev LAS: tags predicted {chosen} "
-            f"(the defaults {d.learned_tag_weight:g} and {d.learned_label_weight:g}: "
-            f"{las(grid, tag_weight=d.learned_tag_weight, label_weight=d.learned_label_weight)}"
-            f"), tags given {las(given, label_weight=ew['label_weight_given'])} (the default "
-            f"{d.learned_label_weight:g}: {las(given, label_weight=d.learned_label_weight)})")
+    def values(name):
+        return ", ".join(f"{x:g}" for x in sorted({r.get(name, 1.0) for r in grid}))
+
+    arc, arc_given = ew.get("arc_weight", 1.0), ew.get("arc_weight_given", 1.0)
+    arcs = (f", the arc factors {values('arc_weight')}"
+            if len({r.get("arc_weight", 1.0) for r in grid}) > 1 else "")
+    chosen = las(grid, tag_weight=ew["tag_weight"], label_weight=ew["label_weight"],
+                 arc_weight=arc)
+    default = las(grid, tag_weight=d.learned_tag_weight, label_weight=d.learned_label_weight,
+                  arc_weight=d.learned_arc_weight)
+    picked_given = las(given, label_weight=ew["label_weight_given"], arc_weight=arc_given)
+    default_given = las(given, label_weight=d.learned_label_weight,
+                        arc_weight=d.learned_arc_weight)
+    return (f"chosen on dev by `--expert-weights dev` from the tag weights "
+            f"{values('tag_weight')}{arcs} and the label weights {values('label_weight')}, by "
+            f"dev LAS: tags predicted {chosen} (the defaults {d.learned_tag_weight:g}"
+            f"{', ' + format(d.learned_arc_weight, 'g') if arcs else ''} and "
+            f"{d.learned_label_weight:g}: {default}), tags given {picked_given} (the default"
+            f"{'s ' + format(d.learned_arc_weight, 'g') + ' and ' if arcs else ' '}"
+            f"{d.learned_label_weight:g}: {default_given})")
 
 
 def write_card(out: Path, fields: dict, info: dict) -> None:

@@ -20,6 +20,7 @@ line derives its flags, help texts and defaults from the same fields
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field, fields
 
 from .errors import ConfigError
@@ -148,6 +149,15 @@ class ModelConfig(_Config):
                                         "log P(UPOS | word) added to the tagger's UPOS scores "
                                         "(a product of the two experts; 0: the tagger alone)",
                                         lo=0.0, metavar="W")
+    learned_arc_weight: float = setting(1.0, "with --learned-scale: factor of the network's "
+                                        "arc scores when parsing sentences whose tags the "
+                                        "tagger predicts (1: the scale the parser learnt "
+                                        "beside; the main network is stronger than the held-out "
+                                        "ones of --learned-folds, and it reads no tags)",
+                                        lo=0.0, metavar="F")
+    learned_arc_weight_given: float | None = setting(
+        None, "with --learned-scale: the same factor for sentences whose tags are given",
+        lo=0.0, metavar="F", shown="the factor above")
     learned_label_weight: float = setting(8.0, "with --learned-scale: weight of the network's "
                                           "log P(DEPREL | head, word) added to the labeler's "
                                           "scores (0: the labeler alone)", lo=0.0, metavar="W")
@@ -307,6 +317,12 @@ class TrainConfig(_Config):
                                   "with the tags predicted, --learned-label-weight-given with "
                                   "the tags given) from a grid (depparse.learn.devscore); "
                                   "'fixed' keeps the given ones", choices=("fixed", "dev"))
+    expert_arc_weights: str = setting("1", "with --expert-weights dev: the factors of the "
+                                      "network's arc scores it tries for parsing "
+                                      "(--learned-arc-weight with the tags predicted, "
+                                      "--learned-arc-weight-given with them given), "
+                                      "comma-separated; 1: as the parser learnt beside them",
+                                      metavar="F,...")
     learned_dropout: float = setting(0.33, "with --learned-scale: dropout of the network's "
                                      "inputs and BiLSTM outputs", lo=0.0, hi=0.9, cli=())
     template_budget: int = setting(0, "structured sparsity (Martins et al. 2011): choose at "
@@ -340,6 +356,22 @@ class TrainConfig(_Config):
                               flag="--no-tokenizer",
                               flag_help="do not train the plain-text tokenizer (default: "
                                         "train it when the treebank has # text lines)")
+
+    def __post_init__(self):
+        super().__post_init__()
+        self.arc_weight_grid()
+
+    def arc_weight_grid(self) -> tuple[float, ...]:
+        """:attr:`expert_arc_weights` as numbers (:class:`~depparse.errors.ConfigError` if
+        one is not a number >= 0)."""
+        try:
+            out = tuple(float(x) for x in self.expert_arc_weights.split(","))
+        except ValueError:
+            out = ()
+        if not out or any(not (x >= 0.0 and math.isfinite(x)) for x in out):
+            raise ConfigError("expert_arc_weights", "must be numbers >= 0, comma-separated "
+                                                    f"(got {self.expert_arc_weights!r})")
+        return out
 
 
 def split_settings(kwargs: dict) -> tuple[dict, dict, dict]:

@@ -671,6 +671,49 @@ def test_tagger_extra_scores_are_checked_and_added(tiny):
         tg.upos_lattice(forms, None, extra[:, 1:])
 
 
+def test_arc_scores_are_weighted_at_parse_time(tiny):
+    """The network's arc scores enter the part table times the parse-time factor; parsing uses
+    ModelConfig.learned_arc_weight where the tagger predicts the tags and
+    learned_arc_weight_given (by default the same) where they are given."""
+    import dataclasses
+
+    from depparse.inference.parser import Parser
+    from depparse.learn.devscore import blank_tags
+
+    _, parser, dev = tiny
+    net, model = parser.learned, parser.model
+    assert parser.arc_weight == parser.arc_weight_given == 1.0
+    for s in dev[:3]:
+        enc = model.vocab.encode(s)
+        keep = parser.keep_mask(enc)
+        alone = parser.part_table(enc, keep, arc_weight=0.0).arc
+        lp = net.arc_logprobs(enc)
+        for w in (1.0, 2.5):
+            got = parser.part_table(enc, keep, arc_weight=w).arc
+            np.testing.assert_allclose(got[keep], alone[keep] + w * net.scale * lp[keep],
+                                       rtol=1e-12, atol=1e-9)
+        # the default is the model's own as it was trained beside: 1
+        assert np.array_equal(parser.part_table(enc, keep).arc,
+                              parser.part_table(enc, keep, arc_weight=1.0).arc)
+
+    def trees(data, **weights):
+        p = Parser(dataclasses.replace(model, config=dataclasses.replace(model.config,
+                                                                         **weights)))
+        return [s.heads.tolist() for s in p.parse(data)], p
+
+    blank = blank_tags(dev)
+    own_given, _ = trees(dev)
+    own_pred, _ = trees(blank)
+    got, p = trees(dev, learned_arc_weight=1e3)
+    assert p.arc_weight_given == 1e3  # no weight of its own for given tags: the one weight
+    swamped_given = got
+    assert swamped_given != own_given
+    # each weight acts only on its own kind of sentence
+    assert trees(dev, learned_arc_weight=1e3, learned_arc_weight_given=1.0)[0] == own_given
+    assert trees(blank, learned_arc_weight_given=1e3)[0] == own_pred
+    assert trees(blank, learned_arc_weight=1e3)[0] != own_pred
+
+
 def test_numpy_label_scores_equal_the_shared_definition():
     """numpy_label_scores (the parse path's one-sentence label scores, the bilinear form as
     one matrix product) equals label_scores, the definition JAX trains, to float32
@@ -694,10 +737,11 @@ def test_numpy_label_scores_equal_the_shared_definition():
 # -- the experts' weights chosen on dev (train --expert-weights dev) -----------------------
 
 def test_expert_weights_chosen_on_dev_are_the_best_pair(tiny):
-    """choose_expert_weights scores every pair of its grid on the dev sentences with their
-    tags blanked, and every label weight on them with their tags given, and keeps the best
-    LAS of each; each row is what the parser gives with those weights as the model's own (its
-    own tagging and labelling path), and ties keep the model's own weights."""
+    """choose_expert_weights scores every triple of its grid (tag, arc and label weights) on
+    the dev sentences with their tags blanked, and every pair of arc and label weights on them
+    with their tags given, and keeps the best LAS of each; each row is what the parser gives
+    with those weights as the model's own (its own tagging, parsing and labelling path), and
+    ties keep the model's own weights."""
     import dataclasses
     import itertools
 
@@ -708,16 +752,23 @@ def test_expert_weights_chosen_on_dev_are_the_best_pair(tiny):
     _, parser, dev = tiny
     model = parser.model
     own = (model.config.learned_tag_weight, model.config.learned_label_weight)
-    tags, labels = (0.0, own[0], 1e3), (0.0, own[1], 1e3)
-    got = choose_expert_weights(model, dev, tags, labels)
+    assert (model.config.learned_arc_weight, model.config.learned_arc_weight_given) == (1.0, None)
+    tags, labels, arcs = (0.0, own[0], 1e3), (0.0, own[1], 1e3), (1.0, 1e3)
+    got = choose_expert_weights(model, dev, tags, labels, arcs)
     rows, given = got["grid"], got["given_grid"]
-    assert [(r["tag_weight"], r["label_weight"]) for r in rows] == list(
-        itertools.product(tags, labels))
-    assert [r["label_weight"] for r in given] == list(labels)
+    assert [(r["tag_weight"], r["arc_weight"], r["label_weight"]) for r in rows] == list(
+        itertools.product(tags, arcs, labels))
+    assert [(r["arc_weight"], r["label_weight"]) for r in given] == list(
+        itertools.product(arcs, labels))
+    # the arc factor changes the trees, with the tags predicted and with them given
+    for grid in (rows, given):
+        by_arc = [[r["uas"] for r in grid if r["arc_weight"] == c] for c in arcs]
+        assert by_arc[0] != by_arc[1]
     for grid, key, chosen, mine in (
-            (rows, lambda r: (r["tag_weight"], r["label_weight"]),
-             (got["tag_weight"], got["label_weight"]), own),
-            (given, lambda r: r["label_weight"], got["label_weight_given"], own[1])):
+            (rows, lambda r: (r["tag_weight"], r["arc_weight"], r["label_weight"]),
+             (got["tag_weight"], got["arc_weight"], got["label_weight"]), (own[0], 1.0, own[1])),
+            (given, lambda r: (r["arc_weight"], r["label_weight"]),
+             (got["arc_weight_given"], got["label_weight_given"]), (1.0, own[1]))):
         best = max(r["las"] for r in grid)
         assert len({r["las"] for r in grid}) > 1  # the weights matter: the choice means something
         tied = [key(r) for r in grid if r["las"] == best]
@@ -729,6 +780,7 @@ def test_expert_weights_chosen_on_dev_are_the_best_pair(tiny):
     assert got2["grid"][0]["las"] == got2["grid"][1]["las"]
     assert (got2["tag_weight"], got2["label_weight"], got2["label_weight_given"]) == (
         own[0], own[1], own[1])
+    assert (got2["arc_weight"], got2["arc_weight_given"]) == (1.0, 1.0)  # the default grid
     blank = blank_tags(dev)
     assert all(len(blank_columns(s)) == 4 for s in blank)
     assert [s.heads.tolist() for s in blank] == [s.heads.tolist() for s in dev]
@@ -737,13 +789,15 @@ def test_expert_weights_chosen_on_dev_are_the_best_pair(tiny):
         cfg = dataclasses.replace(model.config, **weights)
         return evaluate(dev, Parser(dataclasses.replace(model, config=cfg)).parse(data))
 
-    for r in rows[::4]:  # the given-tags weight stays out of it
+    for r in rows[::4]:  # the given-tags weights stay out of it
         sc = parsed_with(blank, learned_tag_weight=r["tag_weight"],
+                         learned_arc_weight=r["arc_weight"], learned_arc_weight_given=0.0,
                          learned_label_weight=r["label_weight"], learned_label_weight_given=0.0)
         assert (sc.upos, sc.uas, sc.las) == (r["upos"], r["uas"], r["las"]), r
     for r in given:  # and the predicted-tags weights out of this
-        sc = parsed_with(dev, learned_label_weight=0.0, learned_label_weight_given=r[
-            "label_weight"])
+        sc = parsed_with(dev, learned_arc_weight=0.0, learned_arc_weight_given=r["arc_weight"],
+                         learned_label_weight=0.0, learned_label_weight_given=r[
+                             "label_weight"])
         assert (sc.uas, sc.las) == (r["uas"], r["las"]), r
     # train's final dev report labels as parsing does, with the weight for given tags
     from depparse.learn.devscore import final_dev
@@ -775,6 +829,12 @@ def test_expert_weights_on_dev_need_a_network_and_dev_data():
     with pytest.raises(ConfigError, match="expert_weights.*--no-tagger"):
         train(tr, tr, progress=False, expert_weights="dev", learned_scale=1.0, tagger=False,
               tokenizer=False)
+    from depparse.config import TrainConfig
+
+    assert TrainConfig(expert_arc_weights="1,1.5, 2").arc_weight_grid() == (1.0, 1.5, 2.0)
+    for bad in ("", "1,x", "1,-0.5", "nan", "1,,2"):
+        with pytest.raises(ConfigError, match="expert_arc_weights"):
+            TrainConfig(expert_arc_weights=bad)
 
 
 @pytest.mark.slow
@@ -788,19 +848,24 @@ def test_train_chooses_expert_weights_on_dev_and_stores_them(tmp_path):
 
     tr, dev = synthetic.sentences(40, seed=1), synthetic.sentences(10, seed=2)
     model = train(tr, dev, progress=False, **dict(TINY, learned_joint=False,
-                                                  expert_weights="dev"))
+                                                  expert_weights="dev",
+                                                  expert_arc_weights="1,2"))
     model.save(tmp_path / "m.npz")
     back = load(tmp_path / "m.npz").model
     got = back.info["expert_weights"]
-    assert len(got["grid"]) == len(TAG_WEIGHTS) * len(LABEL_WEIGHTS)
-    assert len(got["given_grid"]) == len(LABEL_WEIGHTS)
+    assert len(got["grid"]) == len(TAG_WEIGHTS) * 2 * len(LABEL_WEIGHTS)
+    assert len(got["given_grid"]) == 2 * len(LABEL_WEIGHTS)
     c = back.config
-    assert (c.learned_tag_weight, c.learned_label_weight, c.learned_label_weight_given) == (
-        got["tag_weight"], got["label_weight"], got["label_weight_given"])
-    assert next(r["las"] for r in got["grid"] if (r["tag_weight"], r["label_weight"]) == (
-        got["tag_weight"], got["label_weight"])) == max(r["las"] for r in got["grid"])
+    assert (c.learned_tag_weight, c.learned_arc_weight, c.learned_label_weight,
+            c.learned_arc_weight_given, c.learned_label_weight_given) == (
+        got["tag_weight"], got["arc_weight"], got["label_weight"], got["arc_weight_given"],
+        got["label_weight_given"])
+    key = ("tag_weight", "arc_weight", "label_weight")
+    assert next(r["las"] for r in got["grid"] if all(r[k] == got[k] for k in key)) == max(
+        r["las"] for r in got["grid"])
     given = next(r["las"] for r in got["given_grid"]
-                 if r["label_weight"] == c.learned_label_weight_given)
+                 if (r["arc_weight"], r["label_weight"]) == (c.learned_arc_weight_given,
+                                                             c.learned_label_weight_given))
     assert given == max(r["las"] for r in got["given_grid"])
     # the final dev report labels as parsing does, with the weight chosen for given tags
     assert back.info["final_dev"]["las"] == given

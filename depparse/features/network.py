@@ -553,10 +553,11 @@ class Network:
         ls = numpy_label_scores(self.params, r, h, self._lab_U2)
         return _log_softmax(ls).astype(np.float64)
 
-    def add_scores(self, enc, keep, arc) -> None:
-        """``arc[h, m] += scale * log P(h | m)`` for the kept arcs."""
+    def add_scores(self, enc, keep, arc, factor=1.0) -> None:
+        """``arc[h, m] += factor * scale * log P(h | m)`` for the kept arcs (``factor``: the
+        parse-time weight, ``ModelConfig.learned_arc_weight``; 1 in training)."""
         lp = self.arc_logprobs(enc)
-        arc[keep] += self.scale * lp[keep]
+        arc[keep] += (factor * self.scale) * lp[keep]
 
     def difference(self, enc, gold_mods, pred_mods, only) -> float:
         """``scale * (sum of log P over gold arcs - over predicted arcs)`` of the automata

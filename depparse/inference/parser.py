@@ -162,10 +162,15 @@ class Parser:
         # the network's UPOS and DEPREL views, multiplied into the tagger's and the labeler's
         # (products of experts; weights: ModelConfig.learned_tag_weight / _label_weight)
         # label_weight: for sentences whose UPOS the tagger predicts; label_weight_given: for
-        # those whose tags are given
+        # those whose tags are given; arc_weight(_given): the same for the network's arc
+        # scores, a factor of the scale the parser's weights learnt beside
         self.tag_weight = self.label_weight = self.label_weight_given = 0.0
+        self.arc_weight = self.arc_weight_given = 1.0
         self._net_upos = None
         if self.learned is not None:
+            self.arc_weight = float(model.config.learned_arc_weight)
+            given = model.config.learned_arc_weight_given
+            self.arc_weight_given = self.arc_weight if given is None else float(given)
             self.label_weight = float(model.config.learned_label_weight)
             given = model.config.learned_label_weight_given
             self.label_weight_given = self.label_weight if given is None else float(given)
@@ -245,12 +250,14 @@ class Parser:
         return candidate_arcs(enc, pruner_weights, self.config.pruner_bits, d.prune_threshold,
                               d.prune_max_heads, single, self.pruner_dense)
 
-    def part_table(self, enc, keep=None, weights=None, dense=None):
+    def part_table(self, enc, keep=None, weights=None, dense=None, arc_weight=1.0):
         """The scored parts (:class:`~depparse.decode.parts.PartTable`) of an encoded sentence
         over its candidate arcs (``keep``, computed by :meth:`keep_mask` when not given);
         ``weights`` and ``dense`` replace the model's parser weights and dense arc term.
         The learned network's arc scores (models with ``learned_scale``;
-        :mod:`depparse.features.network`) are added to the kept arcs last."""
+        :mod:`depparse.features.network`) are added to the kept arcs last, times
+        ``arc_weight`` (1: as in training; parsing passes :attr:`arc_weight` or
+        :attr:`arc_weight_given`)."""
         if keep is None:
             keep = self.keep_mask(enc)
         w = self.w if weights is None else weights
@@ -258,12 +265,12 @@ class Parser:
                             self.dense if dense is None else dense, self.templates_on,
                             self.config.head_bigrams)
         if self.learned is not None:
-            self.learned.add_scores(enc, keep, table.arc)
+            self.learned.add_scores(enc, keep, table.arc, arc_weight)
         return table
 
     # -- decoding --------------------------------------------------------------------------
     def decode(self, enc, keep=None, max_iter=None, single_root=None, weights=None,
-               trace=False, time_limit=None, dense=None) -> ParseResult:
+               trace=False, time_limit=None, dense=None, arc_weight=None) -> ParseResult:
         """Best tree of one encoded sentence.
 
         Parameters
@@ -279,6 +286,10 @@ class Parser:
             Use these parser weights instead of the model's (training-time evaluation).
         dense : depparse.features.dense.DenseArcs, optional
             Likewise for the dense arc term of a model that has one.
+        arc_weight : float, optional
+            Factor of the learned network's arc scores (:meth:`part_table`); default
+            :attr:`arc_weight_given`, as for a sentence whose tags are given (this method does
+            not tag).
         trace : bool
             Keep the per-iteration dual/primal/recomputed traces and the best-tree history.
         time_limit : float, optional
@@ -297,7 +308,8 @@ class Parser:
         single, K, time_limit = self._limits(max_iter, single_root, time_limit)
         if keep is None:
             keep = self.keep_mask(enc, single)
-        parts = self.part_table(enc, keep, weights, dense)
+        parts = self.part_table(enc, keep, weights, dense,
+                                self.arc_weight_given if arc_weight is None else arc_weight)
         if self.order == 0:
             heads = tree_decoder(d.projective)(parts.arc, single_root=single)
             return ParseResult(heads, True, 1, time.perf_counter() - t0,
@@ -353,7 +365,8 @@ class Parser:
                                          None if extra is None else [extra])[0]
         enc = self.model.vocab.encode(sentence, vectors)
         r = self.decode(enc, max_iter=max_iter, single_root=single_root, trace=trace,
-                        time_limit=time_limit)
+                        time_limit=time_limit, arc_weight=self.arc_weight
+                        if "UPOS" in tag_columns else self.arc_weight_given)
         r.tagged = tuple(tag_columns)
         rels = self.labels(enc, r.heads, "UPOS" in tag_columns)
         return sentence.with_parse(r.heads, rels), r
@@ -382,7 +395,7 @@ class Parser:
         pipe = tagged(best)
         enc = vocab.encode(pipe, vectors)
         keep = self.keep_mask(enc, single_root)
-        parts = self.part_table(enc, keep)
+        parts = self.part_table(enc, keep, arc_weight=self.arc_weight)
         cptr, sel = tag_candidates(lat.emit, lat.ptr, lat.ids, task.trans, best, js.k,
                                    js.margin)
         ids = lat.ids[sel]

@@ -10,7 +10,7 @@ import time
 from ..evaluate import evaluate
 from ..inference.parser import Parser
 
-__all__ = ["LABEL_WEIGHTS", "TAG_WEIGHTS", "blank_tags", "choose_expert_weights",
+__all__ = ["ARC_WEIGHTS", "LABEL_WEIGHTS", "TAG_WEIGHTS", "blank_tags", "choose_expert_weights",
            "evaluate_heads", "expert_weight_grid", "final_dev", "given_tags_grid"]
 
 #: The weights ``train --expert-weights dev`` tries for the network's ``log P(UPOS | word)`` in
@@ -20,6 +20,14 @@ __all__ = ["LABEL_WEIGHTS", "TAG_WEIGHTS", "blank_tags", "choose_expert_weights"
 #: overrules the stronger; 0 is each model alone).
 TAG_WEIGHTS = (0.0, 1.0, 1.5, 2.0, 3.0)
 LABEL_WEIGHTS = (0.0, 4.0, 8.0, 12.0, 16.0)
+#: The factors ``make model-en`` has it try for the network's arc scores at parse time
+#: (``TrainConfig.expert_arc_weights``; ``ModelConfig.learned_arc_weight``,
+#: ``learned_arc_weight_given``): 1 is the scale the parser's weights learnt beside (the
+#: held-out networks' scores); the main network is the stronger, most of all where the tags
+#: are predicted (en_ewt dev, model version 12: LAS +0.21 with predicted tags at 2, +0.05 with
+#: gold tags at 1.2; benchmarks/experiments/README.md, "The network's arc scores weighted at
+#: parse time").
+ARC_WEIGHTS = (1.0, 1.25, 1.5, 2.0)
 
 log = logging.getLogger("depparse.learn.perceptron")
 
@@ -30,7 +38,8 @@ def evaluate_heads(parser, dev, weights, max_iter=None, dense=None):
     correct = total = cert = 0
     t0 = time.perf_counter()
     for enc, heads, keep in dev:
-        r = parser.decode(enc, keep=keep, weights=weights, max_iter=max_iter, dense=dense)
+        r = parser.decode(enc, keep=keep, weights=weights, max_iter=max_iter, dense=dense,
+                          arc_weight=1.0)  # as the weights learn
         correct += int((r.heads[1:] == heads[1:]).sum())
         total += enc.n
         cert += r.certificate
@@ -48,7 +57,7 @@ def final_dev(model, dev, dev_sents, predicted=False):
     p = Parser(model)
     parsed, cert, proved = [], 0, 0
     for (enc, _, keep), s in zip(dev, dev_sents, strict=True):
-        r = p.decode(enc, keep=keep)
+        r = p.decode(enc, keep=keep, arc_weight=p.arc_weight if predicted else None)
         cert += r.certificate
         proved += r.optimal
         rels = p.labels(enc, r.heads, predicted) if p.labeler else s.rels
@@ -96,42 +105,50 @@ def _relabelled(parser, parsed, gold, label_weights, vectors=None):
 
 
 def expert_weight_grid(parser, gold, tag_weights=TAG_WEIGHTS, label_weights=LABEL_WEIGHTS,
-                       vectors=None):
-    """Score every pair of weights of the network's views on ``gold`` with its tags blanked.
+                       vectors=None, arc_weights=(1.0,)):
+    """Score every triple of weights of the network's views on ``gold`` with its tags blanked.
 
-    For each tag weight the sentences are tagged and parsed once (the trees depend on the tags);
-    for each label weight the trees are labelled again.  ``parser`` needs a learned network, a
-    tagger and a labeler; its own weights are restored afterwards.  ``vectors``: as
-    :func:`_relabelled` takes them.
+    For each tag weight and arc weight the sentences are tagged and parsed once (the trees
+    depend on both); for each label weight the trees are labelled again.  ``parser`` needs a
+    learned network, a tagger and a labeler; its own weights are restored afterwards.
+    ``vectors``: as :func:`_relabelled` takes them.
 
     Yields
     ------
-    (tag_weight, label_weight, Scores)
-        The official scores (:func:`depparse.evaluate.evaluate`) of each pair, in grid order.
+    (tag_weight, arc_weight, label_weight, Scores)
+        The official scores (:func:`depparse.evaluate.evaluate`) of each triple, in grid order.
     """
     blank = blank_tags(gold)
-    saved = parser.tag_weight, parser.label_weight
+    saved = parser.tag_weight, parser.label_weight, parser.arc_weight
     try:
         for a in tag_weights:
-            parser.tag_weight, parser.label_weight = float(a), 0.0
-            parsed = parser.parse(blank)
-            for b, sc in _relabelled(parser, parsed, gold, label_weights, vectors):
-                yield float(a), b, sc
+            for c in arc_weights:
+                parser.tag_weight, parser.label_weight = float(a), 0.0
+                parser.arc_weight = float(c)
+                parsed = parser.parse(blank)
+                for b, sc in _relabelled(parser, parsed, gold, label_weights, vectors):
+                    yield float(a), float(c), b, sc
     finally:
-        parser.tag_weight, parser.label_weight = saved
+        parser.tag_weight, parser.label_weight, parser.arc_weight = saved
 
 
-def given_tags_grid(parser, gold, label_weights=LABEL_WEIGHTS, vectors=None):
+def given_tags_grid(parser, gold, label_weights=LABEL_WEIGHTS, vectors=None,
+                    arc_weights=(1.0,)):
     """:func:`expert_weight_grid` for sentences whose tags are given: ``gold`` parsed as it is
-    (the trees do not depend on the weights), labelled again for each label weight; yields
-    ``(label_weight, Scores)``."""
-    saved = parser.label_weight_given
+    for each arc weight, labelled again for each label weight; yields ``(arc_weight,
+    label_weight, Scores)``."""
+    saved = parser.label_weight_given, parser.arc_weight_given
     try:
-        parser.label_weight_given = 0.0
-        parsed = parser.parse(gold)
+        for c in arc_weights:
+            try:
+                parser.label_weight_given, parser.arc_weight_given = 0.0, float(c)
+                parsed = parser.parse(gold)
+            finally:
+                parser.label_weight_given, parser.arc_weight_given = saved
+            for b, sc in _relabelled(parser, parsed, gold, label_weights, vectors):
+                yield float(c), b, sc
     finally:
-        parser.label_weight_given = saved
-    yield from _relabelled(parser, parsed, gold, label_weights, vectors)
+        parser.label_weight_given, parser.arc_weight_given = saved
 
 
 def _best(rows, key, own):
@@ -142,19 +159,21 @@ def _best(rows, key, own):
     return next((r for r in tied if key(r) == own), tied[0])
 
 
-def choose_expert_weights(model, gold, tag_weights=TAG_WEIGHTS, label_weights=LABEL_WEIGHTS):
+def choose_expert_weights(model, gold, tag_weights=TAG_WEIGHTS, label_weights=LABEL_WEIGHTS,
+                          arc_weights=(1.0,)):
     """The weights of the network's views with the best dev LAS on ``gold`` (dev sentences with
-    gold tags and trees): the tag weight and the label weight with the tags predicted
-    (:func:`expert_weight_grid`), the label weight for sentences whose tags are given
-    (:func:`given_tags_grid`; ``ModelConfig.learned_label_weight_given``).
+    gold tags and trees): the tag weight, the arc weight and the label weight with the tags
+    predicted (:func:`expert_weight_grid`), the arc and label weights for sentences whose tags
+    are given (:func:`given_tags_grid`; ``ModelConfig.learned_arc_weight_given``,
+    ``learned_label_weight_given``).
 
     Ties keep the model's own weights when they are among them, else the first in grid order.
     ``model`` is scored as it is in memory: a model about to be stored with 8-bit weights
     (``storage="int8"``) parses a little differently once stored (tr_imst dev, the defaults:
     LAS 58.55 before, 58.56 after).
-    Returns a dict: ``tag_weight``, ``label_weight``, ``label_weight_given``, and the rows of
-    both grids (``grid``: a dict per pair with its weights and UPOS, UAS, LAS; ``given_grid``:
-    per label weight, UAS and LAS).
+    Returns a dict: ``tag_weight``, ``arc_weight``, ``label_weight``, ``arc_weight_given``,
+    ``label_weight_given``, and the rows of both grids (``grid``: a dict per triple with its
+    weights and UPOS, UAS, LAS; ``given_grid``: per pair, UAS and LAS).
     """
     p = Parser(model)
     if p.learned is None or p.tagger is None or p.labeler is None:
@@ -162,19 +181,22 @@ def choose_expert_weights(model, gold, tag_weights=TAG_WEIGHTS, label_weights=LA
                          "labeler")
     t0 = time.perf_counter()
     vectors = list(model.vocab.iter_context_vectors(gold))  # one encoder pass for the grids
-    c = model.config
-    own = (float(c.learned_tag_weight), float(c.learned_label_weight))
-    rows = [{"tag_weight": a, "label_weight": b, "upos": sc.upos, "uas": sc.uas, "las": sc.las}
-            for a, b, sc in expert_weight_grid(p, gold, tag_weights, label_weights, vectors)]
-    pick = _best(rows, lambda r: (r["tag_weight"], r["label_weight"]), own)
-    given = [{"label_weight": b, "uas": sc.uas, "las": sc.las}
-             for b, sc in given_tags_grid(p, gold, label_weights, vectors)]
-    pick_given = _best(given, lambda r: r["label_weight"], p.label_weight_given)
-    log.info("expert weights chosen on dev: tags predicted, tagger x %g, labeler x %g: LAS "
-             "%.2f; tags given, labeler x %g: LAS %.2f (%d + %d weightings in %.0f s)",
-             pick["tag_weight"], pick["label_weight"], pick["las"],
-             pick_given["label_weight"], pick_given["las"], len(rows), len(given),
-             time.perf_counter() - t0)
-    return {"tag_weight": pick["tag_weight"], "label_weight": pick["label_weight"],
+    own = (p.tag_weight, p.arc_weight, p.label_weight)
+    rows = [{"tag_weight": a, "arc_weight": c, "label_weight": b, "upos": sc.upos,
+             "uas": sc.uas, "las": sc.las}
+            for a, c, b, sc in expert_weight_grid(p, gold, tag_weights, label_weights, vectors,
+                                                  arc_weights)]
+    pick = _best(rows, lambda r: (r["tag_weight"], r["arc_weight"], r["label_weight"]), own)
+    given = [{"arc_weight": c, "label_weight": b, "uas": sc.uas, "las": sc.las}
+             for c, b, sc in given_tags_grid(p, gold, label_weights, vectors, arc_weights)]
+    pick_given = _best(given, lambda r: (r["arc_weight"], r["label_weight"]),
+                       (p.arc_weight_given, p.label_weight_given))
+    log.info("expert weights chosen on dev: tags predicted, tagger x %g, arcs x %g, labeler x "
+             "%g: LAS %.2f; tags given, arcs x %g, labeler x %g: LAS %.2f (%d + %d weightings "
+             "in %.0f s)", pick["tag_weight"], pick["arc_weight"], pick["label_weight"],
+             pick["las"], pick_given["arc_weight"], pick_given["label_weight"],
+             pick_given["las"], len(rows), len(given), time.perf_counter() - t0)
+    return {"tag_weight": pick["tag_weight"], "arc_weight": pick["arc_weight"],
+            "label_weight": pick["label_weight"], "arc_weight_given": pick_given["arc_weight"],
             "label_weight_given": pick_given["label_weight"], "grid": rows,
             "given_grid": given}

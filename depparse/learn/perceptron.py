@@ -612,10 +612,12 @@ def finish_model(setup: Setup, train_sents, t_start, progress=False, **extra) ->
                             progress=progress)
         info = model.info
     if tr.expert_weights == "dev":
-        got = choose_expert_weights(model, setup.dev_gold)
+        got = choose_expert_weights(model, setup.dev_gold,
+                                    arc_weights=tr.arc_weight_grid())
         model.config = dataclasses.replace(
             model.config, learned_tag_weight=got["tag_weight"],
-            learned_label_weight=got["label_weight"],
+            learned_arc_weight=got["arc_weight"], learned_label_weight=got["label_weight"],
+            learned_arc_weight_given=got["arc_weight_given"],
             learned_label_weight_given=got["label_weight_given"])
         info["expert_weights"] = got
     if setup.dev is not None:
