@@ -10,7 +10,7 @@ import time
 from ..evaluate import evaluate
 from ..inference.parser import Parser
 
-__all__ = ["ARC_WEIGHTS", "LABEL_WEIGHTS", "TAG_WEIGHTS", "blank_tags", "choose_expert_weights",
+__all__ = ["LABEL_WEIGHTS", "TAG_WEIGHTS", "blank_tags", "choose_expert_weights",
            "evaluate_heads", "expert_weight_grid", "final_dev", "given_tags_grid"]
 
 #: The weights ``train --expert-weights dev`` tries for the network's ``log P(UPOS | word)`` in
@@ -20,14 +20,6 @@ __all__ = ["ARC_WEIGHTS", "LABEL_WEIGHTS", "TAG_WEIGHTS", "blank_tags", "choose_
 #: overrules the stronger; 0 is each model alone).
 TAG_WEIGHTS = (0.0, 1.0, 1.5, 2.0, 3.0)
 LABEL_WEIGHTS = (0.0, 4.0, 8.0, 12.0, 16.0)
-#: The factors ``make model-en`` has it try for the network's arc scores at parse time
-#: (``TrainConfig.expert_arc_weights``; ``ModelConfig.learned_arc_weight``,
-#: ``learned_arc_weight_given``): 1 is the scale the parser's weights learnt beside (the
-#: held-out networks' scores); the main network is the stronger, most of all where the tags
-#: are predicted (en_ewt dev, model version 12: LAS +0.21 with predicted tags at 2, +0.05 with
-#: gold tags at 1.2; benchmarks/experiments/README.md, "The network's arc scores weighted at
-#: parse time").
-ARC_WEIGHTS = (1.0, 1.25, 1.5, 2.0)
 
 log = logging.getLogger("depparse.learn.perceptron")
 
@@ -140,11 +132,8 @@ def given_tags_grid(parser, gold, label_weights=LABEL_WEIGHTS, vectors=None,
     saved = parser.label_weight_given, parser.arc_weight_given
     try:
         for c in arc_weights:
-            try:
-                parser.label_weight_given, parser.arc_weight_given = 0.0, float(c)
-                parsed = parser.parse(gold)
-            finally:
-                parser.label_weight_given, parser.arc_weight_given = saved
+            parser.label_weight_given, parser.arc_weight_given = 0.0, float(c)
+            parsed = parser.parse(gold)
             for b, sc in _relabelled(parser, parsed, gold, label_weights, vectors):
                 yield float(c), b, sc
     finally:
