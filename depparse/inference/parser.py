@@ -135,6 +135,12 @@ class JointInput(NamedTuple):
     vectors: Any  # the encoder vectors the encoding used (or None)
 
 
+def _with_given(weight, given):
+    """``(weight, weight for sentences whose tags are given)``: a model without the second
+    uses the first for both."""
+    return float(weight), float(weight if given is None else given)
+
+
 class Parser:
     """Parse encoded sentences with a :class:`~depparse.model.Model`."""
 
@@ -168,12 +174,11 @@ class Parser:
         self.arc_weight = self.arc_weight_given = 1.0
         self._net_upos = None
         if self.learned is not None:
-            self.arc_weight = float(model.config.learned_arc_weight)
-            given = model.config.learned_arc_weight_given
-            self.arc_weight_given = self.arc_weight if given is None else float(given)
-            self.label_weight = float(model.config.learned_label_weight)
-            given = model.config.learned_label_weight_given
-            self.label_weight_given = self.label_weight if given is None else float(given)
+            c = model.config
+            self.arc_weight, self.arc_weight_given = _with_given(c.learned_arc_weight,
+                                                                 c.learned_arc_weight_given)
+            self.label_weight, self.label_weight_given = _with_given(
+                c.learned_label_weight, c.learned_label_weight_given)
             if self.tagger is not None and model.config.learned_tag_weight:
                 self.tag_weight = float(model.config.learned_tag_weight)
                 # the tagger's UPOS classes as ids of the vocabulary the network predicts
