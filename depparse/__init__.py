@@ -10,7 +10,14 @@ _kernel_cache.install()  # depparse's compiled kernels: depparse/kernel_cache.py
 
 from .api import load, train  # noqa: E402
 from .config import DecodeConfig, ModelConfig, TrainConfig  # noqa: E402
-from .conllu import Sentence, iter_conllu, read_conllu, read_sentence, write_conllu  # noqa: E402
+from .conllu import (  # noqa: E402
+    Sentence,
+    document_text,
+    iter_conllu,
+    read_conllu,
+    read_sentence,
+    write_conllu,
+)
 from .errors import ConfigError, ConlluError, DepparseError, ModelError  # noqa: E402
 from .inference.parser import Parser  # noqa: E402
 from .model import Model  # noqa: E402
@@ -28,6 +35,7 @@ __all__ = [
     "Parser",
     "Sentence",
     "TrainConfig",
+    "document_text",
     "iter_conllu",
     "load",
     "read_conllu",
