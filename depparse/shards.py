@@ -144,7 +144,23 @@ def _next_start(f, kind: str, a: int, size: int) -> tuple[int, int]:
             break
         if kind == "text":
             if _blank_text(line):
-                return pos + len(line), nl + 1
+                # and the lines of whitespace after it: a shard starts on the line of its first
+                # word, as a batch does (the whitespace between paragraphs goes to the token
+                # before up to its last line break, :mod:`depparse.conllu.spaces`)
+                from .inference.textfile import only_space
+
+                pos, nl = pos + len(line), nl + 1
+                while True:
+                    line = f.readline()
+                    if not only_space(line):
+                        break
+                    if not line.endswith(b"\n"):  # the file ends in whitespace
+                        return size, nl
+                    pos, nl = pos + len(line), nl + 1
+                if not _only_space_before(f, pos):
+                    return pos, nl
+                f.seek(pos)  # the file's leading blank lines: its first shard holds a word
+                continue
         else:
             blank = _blank_conllu(line)
             if not blank and prev_blank:
@@ -284,6 +300,8 @@ def _only_space_before(f, start: int) -> bool:
     """Whether the bytes of a file before ``start`` are blank (a byte-order mark and white
     space): then a text shard at ``start`` holds the file's first sentence.  Reads until the
     first other character (at once, in any file that does not start with blank lines)."""
+    from .inference.textfile import only_space
+
     f.seek(0)
     left, first = start, True
     while left > 0:
@@ -294,8 +312,7 @@ def _only_space_before(f, start: int) -> bool:
         if first and chunk.startswith(_BOM):
             chunk = chunk[len(_BOM):]
         first = False
-        text = chunk.decode("utf-8", "surrogateescape")
-        if text and not text.isspace():
+        if not only_space(chunk):  # (what the tokenizer reads as whitespace)
             return False
     return True
 

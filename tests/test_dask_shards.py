@@ -116,6 +116,14 @@ def test_shards_joined_are_the_local_output(parser, syn, tmp_path, kind):
             assert line == data.count(b"\n", 0, a) + 1
         if shard_bytes < 100:
             assert len(bounds) > 10
+    if kind == "text":  # the text's every space, tab and line break is in the output's MISC
+        import io
+
+        from depparse.conllu import document_text, read_conllu
+
+        f = io.BytesIO(ref)
+        f.name = "out.conllu"
+        assert document_text(read_conllu(f)) == data.decode("utf-8").removeprefix("\ufeff")
 
 
 def test_shards_take_the_files_tag_columns(parser, syn, tmp_path):

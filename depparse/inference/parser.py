@@ -785,7 +785,9 @@ class Parser:
         """Parse plain text (paragraphs separated by blank lines); returns CoNLL-U text.
 
         The model's tokenizer splits sentences and words; the output carries ``# newpar``,
-        ``# sent_id``, ``# text`` and ``SpaceAfter=No`` (see :meth:`read_text`).
+        ``# sent_id``, ``# text``, ``SpaceAfter=No`` and the text's other whitespace in
+        ``SpacesAfter``/``SpacesBefore`` (see :meth:`read_text`; :func:`depparse.document_text`
+        rebuilds the text).
         """
         return _conllu(self.parse(self.read_text(text, source="<text>"), **kwargs))
 

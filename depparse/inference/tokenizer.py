@@ -21,8 +21,11 @@ UDPipe's tokenizer (Straka, Hajič and Straková 2016, LREC, Sec. 4.2):
    ``n't``, Portuguese ``do`` = ``de`` + ``o``) are split into their words by a dictionary of
    the training data (the analysis it gives a token form more often than not), with the case
    of the text carried over;
-5. the result is written as CoNLL-U (``# newdoc``, ``# newpar``, ``# sent_id``, ``# text``,
-   ``SpaceAfter=No``; LEMMA to DEPREL ``_``) and read back with
+5. the result is written as CoNLL-U (``# newdoc``, ``# newpar``, ``# sent_id``, ``# text``;
+   in MISC ``SpaceAfter=No``, and UDPipe's ``SpacesAfter``/``SpacesBefore`` wherever the
+   whitespace around a token is not one space, so that the text the tokens came from is kept
+   exactly, :func:`depparse.conllu.document_text` rebuilds it; LEMMA to DEPREL ``_``) and
+   read back with
    :func:`depparse.conllu.read_conllu`, so that the sentences are exactly what the rest of the
    pipeline reads from a file, and the CoNLL 2018 evaluation (:mod:`depparse.evaluate`) can
    align the output with gold.
@@ -38,7 +41,7 @@ from typing import IO, Any, NamedTuple
 
 import numpy as np
 
-from ..conllu import Sentence, encoding_problem, read_conllu
+from ..conllu import Sentence, encoding_problem, read_conllu, space_fields
 from ..errors import ConlluError, ModelError, check_component
 from ..features.boundaries import decide as decide_gaps
 from ..features.boundaries import margin_buckets, token_table
@@ -146,14 +149,29 @@ def split_paragraphs(text: str) -> list[str]:
         characters replaced by spaces (line breaks inside a paragraph are kept: they are
         whitespace to the tokenizer).
     """
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    text = _CONTROL.sub(" ", text)
+    return [p for p, _ in _paragraphs(text)[0]]
+
+
+def _paragraphs(text: str) -> tuple[list[tuple[str, int]], np.ndarray]:
+    """The paragraphs of :func:`split_paragraphs`, each with where it starts in the
+    normalised text (CRLF and CR as LF, control characters as spaces), and the position in
+    ``text`` of every character of the normalised text (one more entry: ``len(text)``)."""
+    crlf = np.array([m.start() for m in re.finditer("\r\n", text)], dtype=np.int64)
+    norm = _CONTROL.sub(" ", text.replace("\r\n", "\n").replace("\r", "\n"))
+    at = np.arange(len(norm) + 1, dtype=np.int64)
+    if len(crlf):  # the CR of every CRLF was dropped: shift what follows it
+        at += np.searchsorted(crlf - np.arange(len(crlf)), at, side="right")
     out = []
-    for p in _BLANK_LINE.split(text):
-        p = p.strip()
+    pos = 0
+    for m in [*_BLANK_LINE.finditer(norm), None]:
+        end = len(norm) if m is None else m.start()
+        chunk = norm[pos:end]
+        p = chunk.strip()
         if p:
-            out.append(p)
-    return out
+            out.append((p, pos + len(chunk) - len(chunk.lstrip())))
+        if m is not None:
+            pos = m.end()
+    return out, at
 
 
 def apply_case(token: str, words: list[str]) -> list[str]:
@@ -410,13 +428,33 @@ class Tokenizer:
         str
             CoNLL-U: ``# newdoc`` (first sentence), ``# newpar`` (first sentence of every
             paragraph), ``# sent_id``, ``# text``; one line per token and word, columns 3-9
-            ``_``, ``SpaceAfter=No`` in MISC where no whitespace follows the token inside
-            its paragraph.  Empty for a text without words.
+            ``_``; in MISC ``SpaceAfter=No`` where no whitespace follows the token,
+            ``SpacesAfter`` and ``SpacesBefore`` where the whitespace after or before it is not
+            one space (:mod:`depparse.conllu.spaces`: the text's start, runs of spaces, tabs,
+            line breaks, its end), so that :func:`~depparse.conllu.document_text` of the
+            sentences is ``text``.  Empty for a text without words.
         """
-        paragraphs = split_paragraphs(text)
+        found, at = _paragraphs(text)
+        paragraphs = [p for p, _ in found]
+        segmented = self.segment(paragraphs)
+        # every token's span in ``text``, in order: the whitespace between two tokens goes to
+        # the first up to and including its last line break, the rest to the second
+        spans = [(int(at[off + a]), int(at[off + b - 1]) + 1)
+                 for (_, off), sents in zip(found, segmented, strict=True)
+                 for toks in sents for a, b in toks]
+        befores = [""] * len(spans)
+        afters = [""] * len(spans)
+        if spans:
+            befores[0] = text[:spans[0][0]]
+            afters[-1] = text[spans[-1][1]:]
+        for i in range(len(spans) - 1):
+            gap = text[spans[i][1]:spans[i + 1][0]]
+            cut = gap.rfind("\n") + 1
+            afters[i], befores[i + 1] = gap[:cut or len(gap)], gap[cut:] if cut else ""
         lines: list[str] = []
         sid = first_id
-        for p, sents in zip(paragraphs, self.segment(paragraphs), strict=True):
+        t = 0  # the token's index in ``spans``
+        for p, sents in zip(paragraphs, segmented, strict=True):
             for k, toks in enumerate(sents):
                 if newdoc and sid == first_id:
                     lines.append("# newdoc")
@@ -433,7 +471,8 @@ class Tokenizer:
                     glued = b < len(p) and not p[b].isspace() and not (j == last
                                                                        and k == len(sents) - 1)
                     text_parts.append(form if glued or j == last else form + " ")
-                    misc = "SpaceAfter=No" if glued else "_"
+                    misc = "|".join(space_fields(befores[t], afters[t])) or "_"
+                    t += 1
                     words = self.mwt.get(form.lower())
                     if words:
                         words = apply_case(form, words)
