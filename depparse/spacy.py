@@ -49,7 +49,7 @@ from spacy.tokens import Doc, Span
 
 from .api import load as load_parser
 from .api import resolve_model
-from .conllu import read_conllu
+from .conllu import read_conllu, token_spaces
 
 __all__ = ["DepparseComponent", "DepparseTokenizer", "load", "parser_for"]
 
@@ -197,7 +197,9 @@ class DepparseTokenizer:
     tokens of raw text, as the model's tokenizer finds them (``Parser.read_text``).
 
     The ``Doc`` has one token per syntactic word (a multiword token's words are separate
-    tokens, separated by a space), and its sentence starts are set.
+    tokens, separated by a space), and its sentence starts are set.  The text's whitespace is
+    kept as spaCy keeps it (one space after a word, the rest of a run of whitespace as a
+    whitespace token), so ``doc.text`` is the text wherever it has no multiword tokens.
     """
 
     def __init__(self, vocab, model: str):
@@ -206,28 +208,46 @@ class DepparseTokenizer:
         self.parser = parser_for(model)
 
     def __call__(self, text: str) -> Doc:
-        words, spaces, starts = [], [], []
+        entries = []  # (word, the whitespace before it, whether it starts a sentence)
+        gap = ""  # the whitespace since the last word
         for s in self.parser.read_text(text, source="<text>"):
             first = True
-            inside, mwt_space = 0, True
+            inside, after = 0, ""
             for line in s.lines:
                 cols = line.split("\t")
                 if line.startswith("#") or len(cols) != 10 or "." in cols[0]:
                     continue
-                space = "SpaceAfter=No" not in cols[9].split("|")
-                if "-" in cols[0]:
+                if "-" in cols[0]:  # a multiword token: its words, a space between them
                     a, b = cols[0].split("-")
-                    inside, mwt_space = int(b) - int(a) + 1, space
+                    before, after = token_spaces(cols[9])
+                    inside = int(b) - int(a) + 1
+                    gap += before
                     continue
-                words.append(cols[1])
                 if inside:
                     inside -= 1
-                    space = True if inside else mwt_space
-                spaces.append(space)
-                starts.append(first)
+                    entries.append((cols[1], gap, first))
+                    gap = " " if inside else after
+                else:
+                    before, after_word = token_spaces(cols[9])
+                    entries.append((cols[1], gap + before, first))
+                    gap = after_word
                 first = False
-        if spaces:
-            spaces[-1] = False
+        if not entries:  # no words: the whitespace as one token
+            return Doc(self.vocab, words=[text] if text else [], spaces=[False] if text else [])
+        # spaCy's way: one space after a word is its ``whitespace_``, more whitespace is a token
+        # of its own (of the sentence before it; at the start, of the first)
+        words, spaces, starts = [], [], []
+        for k, (word, before, start) in enumerate([*entries, (None, gap, False)]):
+            if words and before.startswith(" "):
+                spaces[-1], before = True, before[1:]
+            if before and (words or word is not None):
+                words.append(before)
+                spaces.append(False)
+                starts.append(not words[:-1])
+            if word is not None:
+                words.append(word)
+                spaces.append(False)
+                starts.append(start and not (k == 0 and before))
         return Doc(self.vocab, words=words, spaces=spaces, sent_starts=starts)
 
     # spaCy calls these when it saves or loads a pipeline: nothing to store (the model is

@@ -96,6 +96,25 @@ def test_pipeline_with_depparse_tokenizer_and_displacy(syn):
     assert all(f">{t.text}</tspan>" in svg for t in doc)
 
 
+def test_depparse_tokenizer_keeps_the_text_s_whitespace(syn):
+    """doc.text is the text: one space after a word is its whitespace_, the rest of a run of
+    whitespace a token of its own (as spaCy's tokenizer makes them), in the sentence before."""
+    import depparse.spacy as dspacy
+
+    nlp = dspacy.load(str(syn.model))
+    for text in ("\n  this dog sees a man .\t\tcat sees  the house .\r\n\r\nthe man sees "
+                 "a dog .  ", "cat sees a dog .", "  ", ""):
+        doc = nlp(text)
+        assert doc.text == text
+        words = [t.text for t in doc if not t.is_space]
+        own = depparse.load(syn.model).read_text(text, source="<t>")
+        assert words == [w for s in own for w in s.forms[1:]]
+        if words:
+            assert [[t.text for t in s if not t.is_space] for s in doc.sents] == [
+                list(s.forms[1:]) for s in own]
+            _check_doc(doc, syn.model)
+
+
 def test_entry_point_registers_the_factory_without_importing_depparse(syn):
     """spaCy finds "depparse" by its entry point (spacy_factories) in a fresh process."""
     code = f"""

@@ -32,7 +32,7 @@ from collections.abc import Iterable
 
 from .sentence import Sentence
 
-__all__ = ["document_text", "escape_spaces", "space_fields", "unescape_spaces"]
+__all__ = ["document_text", "escape_spaces", "space_fields", "token_spaces", "unescape_spaces"]
 
 _NAMED = {" ": "\\s", "\t": "\\t", "\r": "\\r", "\n": "\\n", "|": "\\p", "\\": "\\\\"}
 _BACK = {"s": " ", "t": "\t", "r": "\r", "n": "\n", "p": "|", "\\": "\\"}
@@ -72,8 +72,10 @@ def space_fields(before: str, after: str) -> list[str]:
     return out
 
 
-def _token_text(misc: str, form: str) -> str:
-    before, after = "", " "
+def token_spaces(misc: str) -> tuple[str, str]:
+    """The whitespace before and after a token by its MISC column: ``SpacesBefore`` (else
+    none), ``SpacesAfter`` (else none after ``SpaceAfter=No``, else one space)."""
+    before, after, no_space = "", None, False
     if misc != "_":
         for field in misc.split("|"):
             key, _, value = field.partition("=")
@@ -81,8 +83,13 @@ def _token_text(misc: str, form: str) -> str:
                 before = unescape_spaces(value)
             elif key == "SpacesAfter":
                 after = unescape_spaces(value)
-            elif key == "SpaceAfter" and value == "No" and after == " ":
-                after = ""
+            elif key == "SpaceAfter" and value == "No":
+                no_space = True
+    return before, after if after is not None else "" if no_space else " "
+
+
+def _token_text(misc: str, form: str) -> str:
+    before, after = token_spaces(misc)
     return before + form + after
 
 

@@ -13,7 +13,8 @@ batch they see padding instead (en_ewt's dev text cut into 2 KB batches: 1 of 1,
 sentences tokenized differently; at 16 KB, and for the test text, pt_bosque's and tr_imst's
 at both sizes, none).  Cutting the windows is a change of the tokenizer's features, for the
 next rebuild of the models.  A batch starts at the line of a word (:func:`_last_break`), so
-the whitespace between paragraphs is kept in MISC as in a text read whole.  Each batch carries the byte offset and line where it starts, so that a run can be
+the whitespace between paragraphs is kept in MISC as in a text read whole.  Each batch
+carries the byte offset and line where it starts, so that a run can be
 continued from the middle of a file (``depparse parse --resume``).
 
 What is not UTF-8 text is refused with ``FILE:LINE: message`` and what to do: UTF-16 or
