@@ -59,12 +59,14 @@ _CONLLU_LINE = re.compile(r"^\d+(?:[-.]\d+)?(?:\t[^\t\n]*){9}\r?$", re.MULTILINE
 class TextBatch(NamedTuple):
     """Paragraphs of a text file: ``text`` (decoded), the byte ``offset`` and ``line`` where
     they start, ``first``: whether this is the file's first batch (its first sentence gets
-    ``# newdoc``)."""
+    ``# newdoc``), and the byte offset where they end."""
 
     text: str
     offset: int
     line: int
     first: bool
+    #: The byte offset where the batch ends (where the next one starts).
+    end: int = -1
 
 
 def conllu_line(text: str) -> int | None:
@@ -97,7 +99,7 @@ def _decode(data: bytes, name: str, line: int) -> str:
 
 
 def iter_text_batches(f: IO[bytes], name: str, offset: int = 0, line: int = 1,
-                      batch: int = TEXT_BATCH) -> Iterator[TextBatch]:
+                      batch: int = TEXT_BATCH, until: int | None = None) -> Iterator[TextBatch]:
     """The paragraphs of a binary stream, a batch at a time.
 
     Parameters
@@ -111,6 +113,11 @@ def iter_text_batches(f: IO[bytes], name: str, offset: int = 0, line: int = 1,
         Where ``f`` is positioned: byte offset and line number.
     batch : int, optional
         Bytes read at a time (:data:`TEXT_BATCH`).
+    until : int, optional
+        Where the first batch ends (the ``end`` of a batch an earlier run read from
+        ``offset``): that batch again, byte for byte, then batches as usual.  Where the batches
+        are cut depends on where the reading started, so a run continued from a batch must
+        read that batch as it was to find its sentences at the same places in it.
 
     Yields
     ------
@@ -127,7 +134,7 @@ def iter_text_batches(f: IO[bytes], name: str, offset: int = 0, line: int = 1,
     pending = b""
     first = offset == 0
     bom = 0  # the bytes of a byte-order mark dropped from the first batch
-    chunk = f.read(batch)
+    chunk = f.read(batch if until is None else max(until - offset, 1))
     if first:
         problem = encoding_problem(chunk[:65536], name)
         if problem is not None:
@@ -138,7 +145,10 @@ def iter_text_batches(f: IO[bytes], name: str, offset: int = 0, line: int = 1,
         data = pending + chunk
         # (a break in the whitespace that ended the last read is looked at again: more may
         # follow it now)
-        cut = _last_break(data, _text_end(pending)) if chunk else len(data)
+        if until is not None:  # the batch an earlier run read
+            cut, until = len(data), None
+        else:
+            cut = _last_break(data, _text_end(pending)) if chunk else len(data)
         if cut:
             text = _decode(data[:cut], name, line)
             if first:
@@ -147,7 +157,7 @@ def iter_text_batches(f: IO[bytes], name: str, offset: int = 0, line: int = 1,
                     raise ConlluError(name, line + at - 1, "this is CoNLL-U (a line of 10 "
                                       "tab-separated columns), not plain text: give it with "
                                       "--input conllu")
-            yield TextBatch(text, offset, line, first)
+            yield TextBatch(text, offset, line, first, offset + cut + bom)
             first = False
             offset += cut + bom
             bom = 0

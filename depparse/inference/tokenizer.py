@@ -571,27 +571,32 @@ class Tokenizer:
         yield from self._iter_stream(path_or_file, name, after)
 
     def _iter_stream(self, f, name, after):
-        offset, line, sid, skip = 0, 1, 1, 0
+        offset, line, sid, skip, until = 0, 1, 1, 0, None
         if after is not None:
             offset, line, sid, skip = after.offset, after.line, after.first_id, after.index + 1
+            until = after.end if after.end >= 0 else None
             f.seek(offset)
-        for b in iter_text_batches(f, name, offset, line, textfile.TEXT_BATCH):
+        for b in iter_text_batches(f, name, offset, line, textfile.TEXT_BATCH, until):
             sents = self.tokenize(b.text, source=name, first_id=sid, newdoc=b.first)
             for k in range(skip, len(sents)):
-                yield sents[k], TextPosition(b.offset, b.line, sid, k)
+                yield sents[k], TextPosition(b.offset, b.line, sid, k, b.end)
             sid += len(sents)
             skip = 0
 
 
 class TextPosition(NamedTuple):
     """Where a sentence of :meth:`Tokenizer.iter_sentences` comes from: the byte ``offset``
-    and ``line`` of its batch, the ``sent_id`` of the batch's first sentence (``first_id``)
-    and the sentence's ``index`` in the batch."""
+    and ``line`` of its batch, the ``sent_id`` of the batch's first sentence (``first_id``),
+    the sentence's ``index`` in the batch, and the byte offset where the batch ends (``end``;
+    -1, in positions stored before it was kept: not known, and a run continued from such a
+    position may cut its first batch elsewhere than the run that stored it did, so that the
+    index no longer points at the same sentence)."""
 
     offset: int
     line: int
     first_id: int
     index: int
+    end: int = -1
 
 
 def _binary(f: Any) -> bool:
