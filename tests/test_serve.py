@@ -132,6 +132,27 @@ def test_without_parser_it_only_tokenizes_and_tags(server):
     assert [w[3] for w in words][:3] == ["DET", "NOUN", "VERB"] and words[0][6] == "_"
 
 
+def test_text_whitespace_in_misc_unless_normalized_spaces(server):
+    """The answer keeps the text's whitespace (SpacesAfter, SpacesBefore); UDPipe's
+    ``tokenizer=normalized_spaces`` asks for SpaceAfter=No alone."""
+    import io
+
+    from depparse.conllu import document_text, read_conllu
+
+    text = "  The cat sat.\n\nIt  purred.\r\n"
+    answers = {}
+    for opt in ("", "normalized_spaces"):
+        status, answer = udpipe(server.url, "process", {"tokenizer": opt, "data": text})
+        assert status == 200 and "warnings" not in answer, answer
+        f = io.BytesIO(answer["result"].encode("utf-8"))
+        f.name = "answer.conllu"
+        answers[opt] = read_conllu(f)
+    assert document_text(answers[""]) == text
+    normal = document_text(answers["normalized_spaces"])
+    assert normal.split() == text.split() and "Spaces" not in "".join(
+        line for s in answers["normalized_spaces"] for line in s.lines)
+
+
 def test_parse_answers_words_tree_proof_and_drawing(server, cli):
     status, answer = udpipe(server.url, "parse", {"tokenizer": "", "data": LONG})
     assert status == 200, answer

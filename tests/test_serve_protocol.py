@@ -48,8 +48,13 @@ def test_udpipe_parameters_map_to_the_cli():
 
 def test_options_depparse_does_not_have_are_ignored_with_a_warning():
     j = job([("data", "x"), ("tokenizer", "presegmented;ranges"), ("parser", "1")])
-    assert j.input == "text" and j.parse
+    assert j.input == "text" and j.parse and not j.normalized_spaces
     assert len(j.warnings) == 1 and "presegmented;ranges" in j.warnings[0]
+    j = job([("data", "x"), ("tokenizer", "normalized_spaces;ranges")])  # UDPipe's option
+    assert j.normalized_spaces and j.warnings == (
+        "tokenizer options 'ranges' ignored: depparse's tokenizer takes only normalized_spaces "
+        "(the model's settings are used)",)
+    assert not job([("data", "x"), ("tokenizer", "")]).normalized_spaces
     j = job([("data", "x"), ("tokenizer", ""), ("input", "vertical")])
     assert j.input == "text" and "input=vertical ignored" in j.warnings[0]
 

@@ -76,6 +76,22 @@ def test_tokenized_text_is_rebuilt_exactly(tok):
                                 and any(f.startswith("SpacesAfter=") for f in fields))
 
 
+def test_normalized_spaces_writes_space_after_no_alone(tok):
+    for text in _texts(50, seed=4):
+        exact = tok.tokenize(text)
+        plain = tok.tokenize(text, normalized_spaces=True)
+        assert [s.forms.tolist() for s in plain] == [s.forms.tolist() for s in exact]
+        for a, b in zip(exact, plain, strict=True):
+            assert a.text == b.text
+            for la, lb in zip(a.lines, b.lines, strict=True):
+                ca, cb = la.split("\t"), lb.split("\t")
+                if len(ca) == 10:
+                    assert "Spaces" not in cb[9]
+                    # inside a paragraph, SpaceAfter=No means the same in both
+                    if "SpaceAfter=No" in cb[9]:
+                        assert "SpaceAfter=No" in ca[9]
+
+
 def test_a_text_read_in_batches_keeps_the_text(tok, tmp_path, monkeypatch):
     """Read in batches cut after blank lines, the text is rebuilt exactly too, and the
     whitespace between paragraphs is split as in a text read whole: no batch starts with a

@@ -753,9 +753,11 @@ class Parser:
         return [c for c in self.trained_columns() if c in blank]
 
     # -- input and output ------------------------------------------------------------------
-    def read_text(self, path_or_file, source=None):
+    def read_text(self, path_or_file, source=None, normalized_spaces=False):
         """Sentences of a plain-text file (or stream, or, with ``source``, a string): the
-        model's tokenizer segments and tokenizes it (:mod:`.tokenizer`).
+        model's tokenizer segments and tokenizes it (:mod:`.tokenizer`).  MISC keeps the
+        text's whitespace (``SpaceAfter=No``, ``SpacesAfter``, ``SpacesBefore``); with
+        ``normalized_spaces``, ``SpaceAfter=No`` alone.
 
         Raises
         ------
@@ -768,6 +770,11 @@ class Parser:
             raise UsageError(f"{self.path or 'this model'}: the model has no tokenizer, so it "
                              "cannot read plain text; give CoNLL-U, or use a model trained "
                              "by `depparse train` on a treebank with `# text` lines")
+        if normalized_spaces:
+            if source is not None:
+                return self.tokenizer.tokenize(path_or_file, source=source,
+                                               normalized_spaces=True)
+            return self.tokenizer.tokenize_file(path_or_file, normalized_spaces=True)
         if source is not None:
             return self.tokenizer.tokenize(path_or_file, source=source)
         return self.tokenizer.tokenize_file(path_or_file)

@@ -411,7 +411,8 @@ class Tokenizer:
 
     # -- CoNLL-U ----------------------------------------------------------------------------
 
-    def to_conllu(self, text: str, *, first_id: int = 1, newdoc: bool = True) -> str:
+    def to_conllu(self, text: str, *, first_id: int = 1, newdoc: bool = True,
+                  normalized_spaces: bool = False) -> str:
         """Tokenize a text into CoNLL-U.
 
         Parameters
@@ -422,6 +423,10 @@ class Tokenizer:
             The ``sent_id`` of the first sentence (then counted up); default 1.
         newdoc : bool, optional
             Mark the first sentence with ``# newdoc``; default True.
+        normalized_spaces : bool, optional
+            UD's ``SpaceAfter=No`` alone in MISC (where no whitespace follows a token inside
+            its paragraph), not the text's exact whitespace (UDPipe's tokenizer option of the
+            same name); default False.
 
         Returns
         -------
@@ -471,7 +476,8 @@ class Tokenizer:
                     glued = b < len(p) and not p[b].isspace() and not (j == last
                                                                        and k == len(sents) - 1)
                     text_parts.append(form if glued or j == last else form + " ")
-                    misc = "|".join(space_fields(befores[t], afters[t])) or "_"
+                    misc = ("SpaceAfter=No" if glued else "_") if normalized_spaces else (
+                        "|".join(space_fields(befores[t], afters[t])) or "_")
                     t += 1
                     words = self.mwt.get(form.lower())
                     if words:
@@ -490,7 +496,7 @@ class Tokenizer:
         return "\n".join(lines) + "\n" if lines else ""
 
     def tokenize(self, text: str, *, source: str = "<text>", first_id: int = 1,
-                 newdoc: bool = True) -> list[Sentence]:
+                 newdoc: bool = True, normalized_spaces: bool = False) -> list[Sentence]:
         """Tokenize a text into sentences (see :meth:`to_conllu`).
 
         Parameters
@@ -503,6 +509,8 @@ class Tokenizer:
             ``sent_id`` of the first sentence.
         newdoc : bool, optional
             Mark the first sentence with ``# newdoc``.
+        normalized_spaces : bool, optional
+            ``SpaceAfter=No`` alone (see :meth:`to_conllu`).
 
         Returns
         -------
@@ -510,7 +518,8 @@ class Tokenizer:
             HEAD ``_`` (``heads`` -1) and LEMMA/UPOS/XPOS/FEATS/DEPREL ``_``; an empty list
             for a text without words.
         """
-        data = self.to_conllu(text, first_id=first_id, newdoc=newdoc).encode("utf-8")
+        data = self.to_conllu(text, first_id=first_id, newdoc=newdoc,
+                              normalized_spaces=normalized_spaces).encode("utf-8")
         if not data:
             return []
         f = io.BytesIO(data)

@@ -10,8 +10,10 @@
 ``tokenizer``
     Present: ``data`` is plain text, which the model's tokenizer splits into sentences and
     words (``depparse parse --input text``).  Its value holds UDPipe's tokenizer options
-    (``;``-separated); depparse's tokenizer has none, so an option such as ``presegmented``
-    is ignored with a warning in the answer (``warnings``).
+    (``;``-separated): ``normalized_spaces`` writes ``SpaceAfter=No`` alone in MISC, not the
+    text's exact whitespace (``SpacesAfter``, ``SpacesBefore``); the others (such as
+    ``presegmented``) are not depparse's and are ignored with a warning in the answer
+    (``warnings``).
 ``input``
     Without ``tokenizer``: ``conllu`` (the default), ``horizontal`` (a sentence per line,
     words separated by spaces) or ``vertical`` (a word per line, the form before the first
@@ -83,6 +85,7 @@ class Job:
     parse: bool
     time_limit: float
     warnings: tuple[str, ...] = ()
+    normalized_spaces: bool = False  # the tokenizer's MISC: SpaceAfter=No alone
 
 
 def _utf8(raw: bytes, what: str) -> str:
@@ -146,18 +149,21 @@ def _multipart(body: bytes, content_type: str) -> list[tuple[str, str]]:
     return out
 
 
-def _switch(params: dict, name: str, default: bool, warnings: list[str]) -> bool:
+def _switch(params: dict, name: str, default: bool, warnings: list[str],
+            known: tuple[str, ...] = ()) -> bool:
     """On/off of ``tokenizer``/``tagger``/``parser``: present and not ``none`` is on; option
-    values other than a plain "on" are not depparse's and are ignored with a warning."""
+    values other than a plain "on" and ``known`` are not depparse's and are ignored with a
+    warning."""
     if name not in params:
         return default
     value = params[name].strip()
     if value.lower() == "none":
         return False
-    options = [o for o in value.split(";") if o.strip().lower() not in _PLAIN]
+    options = [o for o in value.split(";") if o.strip().lower() not in _PLAIN + known]
     if options:
         warnings.append(f"{name} options {';'.join(options)!r} ignored: depparse's {name} takes "
-                        "none (the model's settings are used)")
+                        f"{'only ' + ', '.join(known) if known else 'none'} (the model's "
+                        "settings are used)")
     return True
 
 
@@ -197,7 +203,9 @@ def make_job(pairs: list[tuple[str, str]], models: dict[str, str], default_model
         raise RequestError(400, f"the requested model {name!r} does not exist; this server "
                                 f"has {', '.join(sorted(set(models.values())))} (GET /models)")
     warnings: list[str] = []
-    tokenize = _switch(params, "tokenizer", False, warnings)
+    tokenize = _switch(params, "tokenizer", False, warnings, ("normalized_spaces",))
+    normalized = tokenize and "normalized_spaces" in (
+        o.strip().lower() for o in params["tokenizer"].split(";"))
     kind = params.get("input", "conllu").strip() or "conllu"
     if kind not in INPUTS:
         raise RequestError(400, f"unknown input format {kind!r}; depparse reads "
@@ -220,7 +228,7 @@ def make_job(pairs: list[tuple[str, str]], models: dict[str, str], default_model
             raise RequestError(400, f"time_limit must be > 0 and at most {max_time_limit:g} "
                                     "seconds (the server's limit, depparse serve --time-limit)")
     return Job(models[name], params["data"], "text" if tokenize else kind, tag, parse, limit,
-               tuple(warnings))
+               tuple(warnings), normalized)
 
 
 def horizontal(text: str) -> str:

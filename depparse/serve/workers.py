@@ -148,7 +148,8 @@ def _read_job(job: Job, max_words: int):
 
     parser = _STATE[job.model]
     if job.input == "text":
-        sents = parser.read_text(job.data, source=SOURCE)
+        sents = parser.read_text(job.data, source=SOURCE,
+                                 normalized_spaces=job.normalized_spaces)
     else:
         text = {"horizontal": horizontal, "vertical": vertical}.get(job.input, str)(job.data)
         f = io.BytesIO(text.encode("utf-8"))
