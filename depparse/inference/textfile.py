@@ -143,11 +143,9 @@ def iter_text_batches(f: IO[bytes], name: str, offset: int = 0, line: int = 1,
             chunk, bom = chunk[3:], 3
     while True:
         data = pending + chunk
-        # (a break in the whitespace that ended the last read is looked at again: more may
-        # follow it now)
         if until is not None:  # the batch an earlier run read
             cut, until = len(data), None
-        else:
+        else:  # (a break in the whitespace the last read ended in is looked at again)
             cut = _last_break(data, _text_end(pending)) if chunk else len(data)
         if cut:
             text = _decode(data[:cut], name, line)
@@ -175,8 +173,8 @@ def _last_break(data: bytes, lo: int) -> int:
 
     So the next batch starts with no line break before its first word: the whitespace
     between two paragraphs is then split between the batches as the tokenizer splits it
-    between the tokens around it (:mod:`depparse.conllu.spaces`: up to the last line break to
-    the token before), and a text read in batches gets the same ``SpacesAfter`` and
+    between the tokens around it (:mod:`depparse.conllu.spaces`: up to its last LF to the
+    token before), and a text read in batches gets the same ``SpacesAfter`` and
     ``SpacesBefore`` as read whole.
     """
     pos = data.rfind(b"\n", 0, _text_end(data))

@@ -443,7 +443,7 @@ class Tokenizer:
         paragraphs = [p for p, _ in found]
         segmented = self.segment(paragraphs)
         # every token's span in ``text``, in order: the whitespace between two tokens goes to
-        # the first up to and including its last line break, the rest to the second
+        # the first up to and including its last LF, the rest to the second
         spans = [(int(at[off + a]), int(at[off + b - 1]) + 1)
                  for (_, off), sents in zip(found, segmented, strict=True)
                  for toks in sents for a, b in toks]
