@@ -305,7 +305,7 @@ def iter_parse_files(parser, inputs, client_or_address, shard_dir, *, kind="conl
                      names=None, columns=None, retag=False, skip_bad=False, report=False,
                      max_iter=None, single_root=None, time_limit=None, trace=False,
                      shard_bytes=None, resume=False, fingerprint=None, retries=3,
-                     on_plan=None, on_shard=None):
+                     on_plan=None, on_shard=None, normalized_spaces=False):
     """Parse files on a Dask cluster whose workers read them (a shared filesystem), each
     shard into a shard file of ``shard_dir``; yields the shards in order, for joining.
 
@@ -334,8 +334,8 @@ def iter_parse_files(parser, inputs, client_or_address, shard_dir, *, kind="conl
         ``{name: columns}``: the tag columns each CoNLL-U file lacks, decided from its first
         sentences (:meth:`~depparse.inference.parser.Parser.missing_columns`), as a local run
         decides them.
-    retag, skip_bad : bool
-        As ``depparse parse --retag``, ``--skip-bad``.
+    retag, skip_bad, normalized_spaces : bool
+        As ``depparse parse --retag``, ``--skip-bad``, ``--normalized-spaces``.
     report : bool
         Also write each shard's report entries (``--report``).
     max_iter, single_root, time_limit, trace
@@ -378,7 +378,8 @@ def iter_parse_files(parser, inputs, client_or_address, shard_dir, *, kind="conl
     names = list(names) if names is not None else list(inputs)
     kw = dict(max_iter=max_iter, single_root=single_root, time_limit=time_limit, trace=trace)
     settings = dict(kind=kind, retag=bool(retag), skip_bad=bool(skip_bad),
-                    report=bool(report), kw=kw, fingerprint=fingerprint)
+                    report=bool(report), kw=kw, fingerprint=fingerprint,
+                    normalized_spaces=bool(normalized_spaces))
     plan_path = os.path.join(shard_dir, "plan.json")
     token = uuid.uuid4().hex[:12]
     with connect(client_or_address) as client:

@@ -317,7 +317,7 @@ def _only_space_before(f, start: int) -> bool:
     return True
 
 
-def _text_sentences(parser, f, task, first):
+def _text_sentences(parser, f, task, first, normalized_spaces=False):
     """The sentences of a text shard, as :meth:`Tokenizer.iter_sentences` reads them from
     the shard's offset, numbered from 1 (the joining numbers them on); ``first``: the shard
     holds the file's first sentence (which gets ``# newdoc``)."""
@@ -327,17 +327,17 @@ def _text_sentences(parser, f, task, first):
     for b in iter_text_batches(f, task.name, task.start, task.line, TEXT_BATCH):
         newdoc = b.first if task.start == 0 else (first and sid == 1)
         sents = parser.tokenizer.tokenize(b.text, source=task.name, first_id=sid,
-                                          newdoc=newdoc)
+                                          newdoc=newdoc, normalized_spaces=normalized_spaces)
         yield from sents
         sid += len(sents)
 
 
-def _sentences(parser, raw, task, kind, on_error):
+def _sentences(parser, raw, task, kind, on_error, normalized_spaces=False):
     """The sentences of a shard of the open file ``raw``."""
     first = kind == "text" and task.start > 0 and _only_space_before(raw, task.start)
     f = RangeFile(raw, task.start, task.end, task.name)
     if kind == "text":
-        return _text_sentences(parser, f, task, first)
+        return _text_sentences(parser, f, task, first, normalized_spaces)
     return iter_conllu(f, on_error=on_error, first_line=task.line)
 
 
@@ -411,7 +411,8 @@ def parse_shard(parser, task: ShardTask, settings: dict) -> dict:
                 # (plain text: the tokenizer's CoNLL-U starts with its first sentence)
                 lead = _lead(raw) if task.start == 0 and kind == "conllu" else ""
                 sents = _sentences(parser, raw, task, kind,
-                                   on_error if settings["skip_bad"] else None)
+                                   on_error if settings["skip_bad"] else None,
+                                   settings.get("normalized_spaces", False))
                 read = deque()
 
                 def tracked(it):

@@ -66,7 +66,7 @@ def _odd_text(syn):
     return ("\ufeff\n\n" + out).encode("utf-8")
 
 
-def _sharded(parser, path, kind, shard_bytes, folder, decide=True):
+def _sharded(parser, path, kind, shard_bytes, folder, decide=True, normalized=False):
     """Plan, parse and join a file without Dask: the workers' functions called here
     (``decide``: the file's tag columns decided from its first sentences, as the client does;
     else each shard decides from its own)."""
@@ -84,7 +84,7 @@ def _sharded(parser, path, kind, shard_bytes, folder, decide=True):
                                                             TAG_WINDOW)))
     settings = dict(kind=kind, retag=False, skip_bad=False, report=False,
                     kw=dict(max_iter=None, single_root=None, time_limit=None, trace=False),
-                    fingerprint=None)
+                    fingerprint=None, normalized_spaces=normalized)
     out = bytearray()
     joiner = Joiner(out.extend, kind)
     lead = ""
@@ -124,6 +124,18 @@ def test_shards_joined_are_the_local_output(parser, syn, tmp_path, kind):
         f = io.BytesIO(ref)
         f.name = "out.conllu"
         assert document_text(read_conllu(f)) == data.decode("utf-8").removeprefix("\ufeff")
+
+
+def test_shards_with_normalized_spaces_are_the_local_output(parser, syn, tmp_path):
+    path = tmp_path / "odd.txt"
+    path.write_bytes(_odd_text(syn))
+    ref = _local(path, "text", tmp_path, syn, ["--normalized-spaces"])
+    assert b"Spaces" not in ref  # (the text has no glued tokens: MISC is "_" throughout)
+    for shard_bytes in (97, len(path.read_bytes()) + 1):
+        folder = tmp_path / f"n{shard_bytes}"
+        folder.mkdir()
+        got, _ = _sharded(parser, path, "text", shard_bytes, folder, normalized=True)
+        assert got == ref, shard_bytes
 
 
 def test_shards_take_the_files_tag_columns(parser, syn, tmp_path):

@@ -129,6 +129,23 @@ def test_cli_text_to_conllu_keeps_the_text(syn, tmp_path):
     assert document_text(parsed) == text
 
 
+def test_cli_normalized_spaces(syn, tmp_path):
+    text = "  One  sentence here.\n\n\tAnother\r\none.\n"
+    src = tmp_path / "in.txt"
+    src.write_bytes(text.encode("utf-8"))
+    out = tmp_path / "out.conllu"
+    rc, _, err = run_cli(["parse", "--input", "text", str(src), "-m", syn.model, "-o",
+                          str(out), "-q", "--normalized-spaces"])
+    assert rc == 0, err
+    data = out.read_text("utf-8")
+    assert "Spaces" not in data
+    assert document_text(read_conllu(out)).split() == text.split()
+    # CoNLL-U keeps its MISC: the option is refused there
+    rc, _, err = run_cli(["parse", str(out), "-m", syn.model, "-o", str(tmp_path / "x.conllu"),
+                          "--normalized-spaces"])
+    assert rc == 2 and "--normalized-spaces: only with --input text" in err
+
+
 def test_treebank_tokens_rebuild_their_text_lines(corpora_dir):
     """Without SpacesAfter, a sentence's tokens joined as SpaceAfter=No says are its
     ``# text`` (multiword tokens count once, by their own form)."""

@@ -170,6 +170,11 @@ def build_parser(extra=()):
                    help="conllu: CoNLL-U files (tokenized); text: plain UTF-8 text, "
                         "paragraphs separated by blank lines, which the model's tokenizer "
                         "splits into sentences and words (default: conllu)")
+    p.add_argument("--normalized-spaces", action="store_true",
+                   help="with --input text: UD's SpaceAfter=No alone in MISC (UDPipe's "
+                        "tokenizer option), not the text's exact whitespace in SpacesAfter and "
+                        "SpacesBefore (default: the exact whitespace, so that the text can be "
+                        "rebuilt)")
     p.add_argument("--retag", action="store_true",
                    help="predict UPOS, XPOS, LEMMA and FEATS with the model's tagger even "
                         "where the input has them (default: in the sentences that have none "

@@ -115,6 +115,9 @@ def cmd_parse(args):
         raise UsageError(f"--solver: {args.model}: {e.rule}") from None
     if args.input == "text" and parser.tokenizer is None:
         parser.read_text("")  # raises the UsageError that says what to do
+    if args.normalized_spaces and args.input != "text":
+        raise UsageError("--normalized-spaces: only with --input text (CoNLL-U input keeps "
+                         "its MISC as it is)")
     kw = dict(max_iter=given.get("max_iter"), single_root=given.get("single_root"),
               time_limit=given.get("time_limit"), trace=bool(args.report))
     with CompileWatch(quiet=args.quiet, where=str(cache_root())) as watch:
@@ -303,7 +306,8 @@ class Run:
                 if head:
                     self.file_columns[head[0].source] = tuple(
                         self.parser.missing_columns(head))
-            reader = Reader(self.parser, self.args.input, f, on_error, pos)
+            reader = Reader(self.parser, self.args.input, f, on_error, pos,
+                            self.args.normalized_spaces)
             k = 0
             try:
                 for s, p in reader.it:

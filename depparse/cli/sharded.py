@@ -187,6 +187,7 @@ def _join(run, iter_parse_files, parsed, folder, fingerprint):
     shards = iter_parse_files(
         parser, [os.path.abspath(f) for f in files], args.scheduler, folder, kind=args.input,
         names=files, columns=columns, retag=args.retag, skip_bad=args.skip_bad,
+        normalized_spaces=args.normalized_spaces,
         report=bool(args.report), shard_bytes=args.shard_size, resume=args.resume,
         fingerprint=fingerprint, on_plan=on_plan, **kw)
     seen: set = set()

@@ -185,7 +185,8 @@ class Reader:
     of a CoNLL-U sentence; a :class:`~depparse.inference.tokenizer.TextPosition` of a text
     sentence.  ``after``: continue after the sentence at that position."""
 
-    def __init__(self, parser, kind, path, on_error=None, after=None):
+    def __init__(self, parser, kind, path, on_error=None, after=None,
+                 normalized_spaces=False):
         self.path, self.kind = path, kind
         if path == "-":
             self.f = Stdin(sys.stdin.buffer)
@@ -197,8 +198,8 @@ class Reader:
             from ..inference.tokenizer import TextPosition
 
             pos = None if after is None else TextPosition(*after)
-            self.it = ((s, tuple(p)) for s, p in parser.tokenizer.iter_sentences(self.f,
-                                                                                   after=pos))
+            self.it = ((s, tuple(p)) for s, p in parser.tokenizer.iter_sentences(
+                self.f, after=pos, normalized_spaces=normalized_spaces))
         else:
             from ..conllu import iter_conllu
 
@@ -317,18 +318,22 @@ def file_stat(path):
 
 def settings_of(args, given, model_path, inputs, mode, targets):
     """What must not change between a run and its ``--resume`` (the fingerprint)."""
-    return {"model": file_stat(model_path), "input": args.input, "retag": bool(args.retag),
-            "skip_bad": bool(args.skip_bad), "decoding": {k: v for k, v in given.items()},
-            "report": args.report and os.path.abspath(args.report), "mode": mode,
-            "outputs": [t.path and os.path.abspath(t.path) for t in targets],
-            "inputs": [f if f == "-" else os.path.abspath(f) for f in inputs]}
+    out = {"model": file_stat(model_path), "input": args.input, "retag": bool(args.retag),
+           "skip_bad": bool(args.skip_bad), "decoding": {k: v for k, v in given.items()},
+           "report": args.report and os.path.abspath(args.report), "mode": mode,
+           "outputs": [t.path and os.path.abspath(t.path) for t in targets],
+           "inputs": [f if f == "-" else os.path.abspath(f) for f in inputs]}
+    if getattr(args, "normalized_spaces", False):  # (absent from runs stored without it)
+        out["normalized_spaces"] = True
+    return out
 
 
 def check_same(state_settings, settings, inputs_stats, old_stats, state_path):
     for key in settings:
         if state_settings.get(key) != settings[key]:
             what = {"model": "the model file", "decoding": "the decoding settings",
-                    "inputs": "the inputs", "outputs": "the outputs"}.get(key, f"--{key}")
+                    "inputs": "the inputs", "outputs": "the outputs"}.get(
+                        key, "--" + key.replace("_", "-"))
             raise UsageError(f"{state_path}: the stopped run was made with other settings "
                              f"({what} differ); resume with the same command, or start again "
                              "with --force")

@@ -541,7 +541,7 @@ class Tokenizer:
         return [s for s, _ in self.iter_sentences(path_or_file)]
 
     def iter_sentences(self, path_or_file: str | os.PathLike[str] | IO[bytes], *,
-                       after: TextPosition | None = None
+                       after: TextPosition | None = None, normalized_spaces: bool = False
                        ) -> Iterator[tuple[Sentence, TextPosition]]:
         """Tokenize a plain-text file as a stream: its sentences, a batch of paragraphs at a
         time (:func:`~depparse.inference.textfile.iter_text_batches`), each with its position.
@@ -554,6 +554,8 @@ class Tokenizer:
         after : TextPosition, optional
             Continue after the sentence at this position (one this method yielded for the
             same file, in an earlier run).
+        normalized_spaces : bool, optional
+            ``SpaceAfter=No`` alone in MISC (see :meth:`to_conllu`).
 
         Yields
         ------
@@ -570,23 +572,24 @@ class Tokenizer:
         if isinstance(path_or_file, (str, os.PathLike)):
             name = os.fsdecode(path_or_file)
             with open(path_or_file, "rb") as f:
-                yield from self._iter_stream(f, name, after)
+                yield from self._iter_stream(f, name, after, normalized_spaces)
             return
         got = getattr(path_or_file, "name", None)
         name = os.fsdecode(got) if isinstance(got, (str, bytes, os.PathLike)) else "<stream>"
         if after is not None and not (hasattr(path_or_file, "seekable")
                                       and path_or_file.seekable()):
             raise ValueError("only a file (or a seekable stream) can be continued (after=...)")
-        yield from self._iter_stream(path_or_file, name, after)
+        yield from self._iter_stream(path_or_file, name, after, normalized_spaces)
 
-    def _iter_stream(self, f, name, after):
+    def _iter_stream(self, f, name, after, normalized_spaces=False):
         offset, line, sid, skip, until = 0, 1, 1, 0, None
         if after is not None:
             offset, line, sid, skip = after.offset, after.line, after.first_id, after.index + 1
             until = after.end if after.end >= 0 else None
             f.seek(offset)
         for b in iter_text_batches(f, name, offset, line, textfile.TEXT_BATCH, until):
-            sents = self.tokenize(b.text, source=name, first_id=sid, newdoc=b.first)
+            sents = self.tokenize(b.text, source=name, first_id=sid, newdoc=b.first,
+                                  normalized_spaces=normalized_spaces)
             for k in range(skip, len(sents)):
                 yield sents[k], TextPosition(b.offset, b.line, sid, k, b.end)
             sid += len(sents)
