@@ -131,6 +131,8 @@ def _count_newlines(f, a: int, b: int) -> int:
 def _next_start(f, kind: str, a: int, size: int) -> tuple[int, int]:
     """``(start, newlines)``: the first unit start at or after ``a > 0``, and the line breaks
     between ``a`` and it."""
+    from .inference.textfile import only_space
+
     f.seek(a - 1)
     pos, nl = a, 0
     if f.read(1) != b"\n":  # in the middle of a line: go to the next one
@@ -146,9 +148,7 @@ def _next_start(f, kind: str, a: int, size: int) -> tuple[int, int]:
             if _blank_text(line):
                 # and the lines of whitespace after it: a shard starts on the line of its first
                 # word, as a batch does (the whitespace between paragraphs goes to the token
-                # before up to its last line break, :mod:`depparse.conllu.spaces`)
-                from .inference.textfile import only_space
-
+                # before up to its last LF, :mod:`depparse.conllu.spaces`)
                 pos, nl = pos + len(line), nl + 1
                 while True:
                     line = f.readline()
@@ -299,20 +299,27 @@ def _lead(f) -> str:
 def _only_space_before(f, start: int) -> bool:
     """Whether the bytes of a file before ``start`` are blank (a byte-order mark and white
     space): then a text shard at ``start`` holds the file's first sentence.  Reads until the
-    first other character (at once, in any file that does not start with blank lines)."""
+    first other character (at once, in any file that does not start with blank lines: the
+    first read is small, and they grow)."""
+    import codecs
+
     from .inference.textfile import only_space
 
     f.seek(0)
-    left, first = start, True
+    left, first, step = start, True, 4096
+    # (incremental: a character cut in two by a read is decoded whole with the next read)
+    utf8 = codecs.getincrementaldecoder("utf-8")("surrogateescape")
     while left > 0:
-        chunk = f.read(min(_READ, left))
+        chunk = f.read(min(step, left))
+        step = min(2 * step, _READ)
         if not chunk:
             break
         left -= len(chunk)
         if first and chunk.startswith(_BOM):
             chunk = chunk[len(_BOM):]
         first = False
-        if not only_space(chunk):  # (what the tokenizer reads as whitespace)
+        text = utf8.decode(chunk).encode("utf-8", "surrogateescape")
+        if not only_space(text):  # (what the tokenizer reads as whitespace)
             return False
     return True
 

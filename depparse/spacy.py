@@ -49,7 +49,7 @@ from spacy.tokens import Doc, Span
 
 from .api import load as load_parser
 from .api import resolve_model
-from .conllu import read_conllu, token_spaces
+from .conllu import read_conllu, token_spaces, tokens_with_misc
 
 __all__ = ["DepparseComponent", "DepparseTokenizer", "load", "parser_for"]
 
@@ -212,26 +212,13 @@ class DepparseTokenizer:
         gap = ""  # the whitespace since the last word
         for s in self.parser.read_text(text, source="<text>"):
             first = True
-            inside, after = 0, ""
-            for line in s.lines:
-                cols = line.split("\t")
-                if line.startswith("#") or len(cols) != 10 or "." in cols[0]:
-                    continue
-                if "-" in cols[0]:  # a multiword token: its words, a space between them
-                    a, b = cols[0].split("-")
-                    before, after = token_spaces(cols[9])
-                    inside = int(b) - int(a) + 1
-                    gap += before
-                    continue
-                if inside:
-                    inside -= 1
-                    entries.append((cols[1], gap, first))
-                    gap = " " if inside else after
-                else:
-                    before, after_word = token_spaces(cols[9])
-                    entries.append((cols[1], gap + before, first))
-                    gap = after_word
-                first = False
+            for form, misc, words in tokens_with_misc(s):
+                before, after = token_spaces(misc)
+                gap += before
+                for word in words or [form]:  # a multiword token's words: a space between
+                    entries.append((word, gap, first))
+                    gap, first = " ", False
+                gap = after
         if not entries:  # no words: the whitespace as one token
             return Doc(self.vocab, words=[text] if text else [], spaces=[False] if text else [])
         # spaCy's way: one space after a word is its ``whitespace_``, more whitespace is a token

@@ -323,7 +323,7 @@ def settings_of(args, given, model_path, inputs, mode, targets):
            "report": args.report and os.path.abspath(args.report), "mode": mode,
            "outputs": [t.path and os.path.abspath(t.path) for t in targets],
            "inputs": [f if f == "-" else os.path.abspath(f) for f in inputs]}
-    if getattr(args, "normalized_spaces", False):  # (absent from runs stored without it)
+    if args.normalized_spaces:  # (only when set: runs stored before it still resume)
         out["normalized_spaces"] = True
     return out
 

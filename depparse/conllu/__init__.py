@@ -11,9 +11,17 @@ blank-line structure included); parsing replaces only HEAD and DEPREL.
 from ..errors import ConlluError, ConlluWarning
 from .reader import encoding_problem, iter_conllu, read_conllu, read_sentence
 from .sentence import COLUMNS, ROOT, Sentence
-from .spaces import document_text, escape_spaces, space_fields, token_spaces, unescape_spaces
+from .spaces import (
+    document_text,
+    escape_spaces,
+    space_fields,
+    token_spaces,
+    tokens_with_misc,
+    unescape_spaces,
+)
 from .writer import SentenceText, write_conllu
 
 __all__ = ["COLUMNS", "ROOT", "ConlluError", "ConlluWarning", "Sentence", "SentenceText",
            "document_text", "encoding_problem", "escape_spaces", "iter_conllu", "read_conllu",
-           "read_sentence", "space_fields", "token_spaces", "unescape_spaces", "write_conllu"]
+           "read_sentence", "space_fields", "token_spaces", "tokens_with_misc",
+           "unescape_spaces", "write_conllu"]

@@ -32,7 +32,8 @@ from collections.abc import Iterable
 
 from .sentence import Sentence
 
-__all__ = ["document_text", "escape_spaces", "space_fields", "token_spaces", "unescape_spaces"]
+__all__ = ["document_text", "escape_spaces", "space_fields", "token_spaces", "tokens_with_misc",
+           "unescape_spaces"]
 
 _NAMED = {" ": "\\s", "\t": "\\t", "\r": "\\r", "\n": "\\n", "|": "\\p", "\\": "\\\\"}
 _BACK = {"s": " ", "t": "\t", "r": "\r", "n": "\n", "p": "|", "\\": "\\"}
@@ -88,11 +89,6 @@ def token_spaces(misc: str) -> tuple[str, str]:
     return before, after if after is not None else "" if no_space else " "
 
 
-def _token_text(misc: str, form: str) -> str:
-    before, after = token_spaces(misc)
-    return before + form + after
-
-
 def document_text(sentences: Iterable[Sentence]) -> str:
     """The text of ``sentences`` rebuilt from their tokens and the whitespace their MISC
     column records (see the module docstring).
@@ -104,17 +100,30 @@ def document_text(sentences: Iterable[Sentence]) -> str:
     """
     parts = []
     for s in sentences:
-        end = 0  # the last word inside the multiword token being read
-        for line in s.lines:
-            if not line or line.startswith("#"):
-                continue
-            cols = line.split("\t")
-            wid = cols[0]
-            if "." in wid:
-                continue  # an empty node
-            if "-" in wid:
-                end = int(wid.split("-")[1])
-                parts.append(_token_text(cols[9], cols[1]))
-            elif int(wid) > end:
-                parts.append(_token_text(cols[9], cols[1]))
+        for form, misc, _ in tokens_with_misc(s):
+            before, after = token_spaces(misc)
+            parts += (before, form, after)
     return "".join(parts)
+
+
+def tokens_with_misc(s: Sentence) -> list[tuple[str, str, list[str] | None]]:
+    """The tokens of a sentence as written: ``(FORM, MISC, words)`` of each multiword token
+    (its range line; ``words``: the forms of its words) and of each word outside one
+    (``words`` None); empty nodes left out."""
+    out: list[tuple[str, str, list[str] | None]] = []
+    end = 0  # the last word inside the multiword token being read
+    for line in s.lines:
+        if not line or line.startswith("#"):
+            continue
+        cols = line.split("\t")
+        wid = cols[0]
+        if "." in wid:
+            continue  # an empty node
+        if "-" in wid:
+            end = int(wid.split("-")[1])
+            out.append((cols[1], cols[9], []))
+        elif int(wid) <= end:
+            out[-1][2].append(cols[1])  # type: ignore[union-attr]
+        else:
+            out.append((cols[1], cols[9], None))
+    return out

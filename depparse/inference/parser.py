@@ -770,14 +770,10 @@ class Parser:
             raise UsageError(f"{self.path or 'this model'}: the model has no tokenizer, so it "
                              "cannot read plain text; give CoNLL-U, or use a model trained "
                              "by `depparse train` on a treebank with `# text` lines")
-        if normalized_spaces:
-            if source is not None:
-                return self.tokenizer.tokenize(path_or_file, source=source,
-                                               normalized_spaces=True)
-            return self.tokenizer.tokenize_file(path_or_file, normalized_spaces=True)
         if source is not None:
-            return self.tokenizer.tokenize(path_or_file, source=source)
-        return self.tokenizer.tokenize_file(path_or_file)
+            return self.tokenizer.tokenize(path_or_file, source=source,
+                                           normalized_spaces=normalized_spaces)
+        return self.tokenizer.tokenize_file(path_or_file, normalized_spaces=normalized_spaces)
 
     def parse_file(self, path, out=None, input="conllu", **kwargs):
         """Parse a CoNLL-U file (``input="text"``: a plain-text file); write the result to

@@ -154,13 +154,12 @@ def split_paragraphs(text: str) -> list[str]:
 
 def _paragraphs(text: str) -> tuple[list[tuple[str, int]], np.ndarray]:
     """The paragraphs of :func:`split_paragraphs`, each with where it starts in the
-    normalised text (CRLF and CR as LF, control characters as spaces), and the position in
-    ``text`` of every character of the normalised text (one more entry: ``len(text)``)."""
+    normalised text (CRLF and CR as LF, control characters as spaces), and where the
+    normalised text lost a character (the CR of a CRLF): position ``n`` of the normalised
+    text is ``n + searchsorted(lost, n, side="right")`` in ``text``."""
     crlf = np.array([m.start() for m in re.finditer("\r\n", text)], dtype=np.int64)
+    lost = crlf - np.arange(len(crlf))  # the normalised position after each dropped CR
     norm = _CONTROL.sub(" ", text.replace("\r\n", "\n").replace("\r", "\n"))
-    at = np.arange(len(norm) + 1, dtype=np.int64)
-    if len(crlf):  # the CR of every CRLF was dropped: shift what follows it
-        at += np.searchsorted(crlf - np.arange(len(crlf)), at, side="right")
     out = []
     pos = 0
     for m in [*_BLANK_LINE.finditer(norm), None]:
@@ -171,7 +170,29 @@ def _paragraphs(text: str) -> tuple[list[tuple[str, int]], np.ndarray]:
             out.append((p, pos + len(chunk) - len(chunk.lstrip())))
         if m is not None:
             pos = m.end()
-    return out, at
+    return out, lost
+
+
+def _spaces_around(text: str, found, segmented) -> tuple[list[str], list[str]]:
+    """The whitespace of ``text`` before and after each token of ``segmented`` (the
+    tokenizer's spans in the paragraphs ``found`` of :func:`_paragraphs`), in order: the
+    text's start goes to the first token, its end to the last, and the whitespace between two
+    tokens to the first up to and including its last LF, the rest to the second."""
+    paras, lost = found
+    starts = np.array([off + a for (_, off), sents in zip(paras, segmented, strict=True)
+                       for toks in sents for a, _ in toks], dtype=np.int64)
+    ends = np.array([off + b - 1 for (_, off), sents in zip(paras, segmented, strict=True)
+                     for toks in sents for _, b in toks], dtype=np.int64)
+    starts = (starts + np.searchsorted(lost, starts, side="right")).tolist()
+    ends = (ends + np.searchsorted(lost, ends, side="right") + 1).tolist()
+    befores, afters = [""] * len(starts), [""] * len(starts)
+    if starts:
+        befores[0], afters[-1] = text[:starts[0]], text[ends[-1]:]
+    for i in range(len(starts) - 1):
+        gap = text[ends[i]:starts[i + 1]]
+        cut = gap.rfind("\n") + 1
+        afters[i], befores[i + 1] = (gap[:cut], gap[cut:]) if cut else (gap, "")
+    return befores, afters
 
 
 def apply_case(token: str, words: list[str]) -> list[str]:
@@ -439,23 +460,11 @@ class Tokenizer:
             line breaks, its end), so that :func:`~depparse.conllu.document_text` of the
             sentences is ``text``.  Empty for a text without words.
         """
-        found, at = _paragraphs(text)
-        paragraphs = [p for p, _ in found]
+        found = _paragraphs(text)
+        paragraphs = [p for p, _ in found[0]]
         segmented = self.segment(paragraphs)
-        # every token's span in ``text``, in order: the whitespace between two tokens goes to
-        # the first up to and including its last LF, the rest to the second
-        spans = [(int(at[off + a]), int(at[off + b - 1]) + 1)
-                 for (_, off), sents in zip(found, segmented, strict=True)
-                 for toks in sents for a, b in toks]
-        befores = [""] * len(spans)
-        afters = [""] * len(spans)
-        if spans:
-            befores[0] = text[:spans[0][0]]
-            afters[-1] = text[spans[-1][1]:]
-        for i in range(len(spans) - 1):
-            gap = text[spans[i][1]:spans[i + 1][0]]
-            cut = gap.rfind("\n") + 1
-            afters[i], befores[i + 1] = gap[:cut or len(gap)], gap[cut:] if cut else ""
+        if not normalized_spaces:
+            befores, afters = _spaces_around(text, found, segmented)
         lines: list[str] = []
         sid = first_id
         t = 0  # the token's index in ``spans``
@@ -526,9 +535,10 @@ class Tokenizer:
         f.name = source
         return read_conllu(f)
 
-    def tokenize_file(self, path_or_file: str | os.PathLike[str] | IO[bytes] | IO[str],
-                      **kwargs: Any) -> list[Sentence]:
-        """Read a plain-text file (:func:`read_text`) and :meth:`tokenize` it.
+    def tokenize_file(self, path_or_file: str | os.PathLike[str] | IO[bytes] | IO[str], *,
+                      normalized_spaces: bool = False, **kwargs: Any) -> list[Sentence]:
+        """Read a plain-text file (:func:`read_text`) and :meth:`tokenize` it
+        (``normalized_spaces`` and ``kwargs`` as there).
 
         Raises
         ------
@@ -537,8 +547,10 @@ class Tokenizer:
         """
         if kwargs or not _binary(path_or_file):
             text, name = read_text(path_or_file)
-            return self.tokenize(text, source=name, **kwargs)
-        return [s for s, _ in self.iter_sentences(path_or_file)]
+            return self.tokenize(text, source=name, normalized_spaces=normalized_spaces,
+                                 **kwargs)
+        return [s for s, _ in self.iter_sentences(path_or_file,
+                                                  normalized_spaces=normalized_spaces)]
 
     def iter_sentences(self, path_or_file: str | os.PathLike[str] | IO[bytes], *,
                        after: TextPosition | None = None, normalized_spaces: bool = False

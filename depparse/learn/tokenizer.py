@@ -28,7 +28,7 @@ from collections.abc import Iterable, Sequence
 import numba as nb
 import numpy as np
 
-from ..conllu import Sentence
+from ..conllu import Sentence, tokens_with_misc
 from ..errors import TrainingDataError
 from ..features.boundaries import N_GAP_FEATURES, gap_features, margin_buckets, token_table
 from ..features.chars import (
@@ -61,29 +61,11 @@ def sentence_tokens(s: Sentence) -> list[tuple[str, bool, list[str] | None]]:
     """The tokens of a sentence: ``(form, space_after, words)``.
 
     ``words`` is the list of word forms of a multiword token, None for a plain word;
-    ``space_after`` is False where MISC has ``SpaceAfter=No``.  Empty nodes are skipped.
+    ``space_after`` is False where MISC has ``SpaceAfter=No``.  Empty nodes are skipped
+    (:func:`depparse.conllu.tokens_with_misc`).
     """
-    out: list[tuple[str, bool, list[str] | None]] = []
-    inside = 0
-    for line in s.lines:
-        if line[:1] == "#":
-            continue
-        cols = line.split("\t")
-        tid = cols[0]
-        if "." in tid:
-            continue
-        if inside:
-            out[-1][2].append(cols[1])  # type: ignore[union-attr]
-            inside -= 1
-            continue
-        space = "SpaceAfter=No" not in cols[9].split("|")
-        if "-" in tid:
-            a, b = tid.split("-")
-            inside = int(b) - int(a) + 1
-            out.append((cols[1], space, []))
-        else:
-            out.append((cols[1], space, None))
-    return out
+    return [(form, "SpaceAfter=No" not in misc.split("|"), words)
+            for form, misc, words in tokens_with_misc(s)]
 
 
 def _sentence_text(s: Sentence, toks) -> str:

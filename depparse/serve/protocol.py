@@ -150,21 +150,23 @@ def _multipart(body: bytes, content_type: str) -> list[tuple[str, str]]:
 
 
 def _switch(params: dict, name: str, default: bool, warnings: list[str],
-            known: tuple[str, ...] = ()) -> bool:
-    """On/off of ``tokenizer``/``tagger``/``parser``: present and not ``none`` is on; option
-    values other than a plain "on" and ``known`` are not depparse's and are ignored with a
-    warning."""
+            known: tuple[str, ...] = ()) -> tuple[bool, set[str]]:
+    """On/off of ``tokenizer``/``tagger``/``parser`` (present and not ``none`` is on), and
+    which of the options ``known`` it was given; other option values than a plain "on" are
+    not depparse's and are ignored with a warning."""
     if name not in params:
-        return default
+        return default, set()
     value = params[name].strip()
     if value.lower() == "none":
-        return False
-    options = [o for o in value.split(";") if o.strip().lower() not in _PLAIN + known]
+        return False, set()
+    given = [o.strip().lower() for o in value.split(";")]
+    options = [o for o, g in zip(value.split(";"), given, strict=True)
+               if g not in _PLAIN + known]
     if options:
         warnings.append(f"{name} options {';'.join(options)!r} ignored: depparse's {name} takes "
                         f"{'only ' + ', '.join(known) if known else 'none'} (the model's "
                         "settings are used)")
-    return True
+    return True, set(given) & set(known)
 
 
 def make_job(pairs: list[tuple[str, str]], models: dict[str, str], default_model: str,
@@ -203,17 +205,15 @@ def make_job(pairs: list[tuple[str, str]], models: dict[str, str], default_model
         raise RequestError(400, f"the requested model {name!r} does not exist; this server "
                                 f"has {', '.join(sorted(set(models.values())))} (GET /models)")
     warnings: list[str] = []
-    tokenize = _switch(params, "tokenizer", False, warnings, ("normalized_spaces",))
-    normalized = tokenize and "normalized_spaces" in (
-        o.strip().lower() for o in params["tokenizer"].split(";"))
+    tokenize, options = _switch(params, "tokenizer", False, warnings, ("normalized_spaces",))
     kind = params.get("input", "conllu").strip() or "conllu"
     if kind not in INPUTS:
         raise RequestError(400, f"unknown input format {kind!r}; depparse reads "
                                 f"{', '.join(INPUTS)}")
     if tokenize and "input" in params and kind != "text":
         warnings.append(f"input={kind} ignored: with the tokenizer the input is plain text")
-    tag = _switch(params, "tagger", False, warnings)
-    parse = _switch(params, "parser", parse_default, warnings)
+    tag = _switch(params, "tagger", False, warnings)[0]
+    parse = _switch(params, "parser", parse_default, warnings)[0]
     out = params.get("output", "conllu").strip() or "conllu"
     if out != "conllu":
         raise RequestError(400, f"unknown output format {out!r}; depparse writes conllu")
@@ -228,7 +228,7 @@ def make_job(pairs: list[tuple[str, str]], models: dict[str, str], default_model
             raise RequestError(400, f"time_limit must be > 0 and at most {max_time_limit:g} "
                                     "seconds (the server's limit, depparse serve --time-limit)")
     return Job(models[name], params["data"], "text" if tokenize else kind, tag, parse, limit,
-               tuple(warnings), normalized)
+               tuple(warnings), "normalized_spaces" in options)
 
 
 def horizontal(text: str) -> str:
