@@ -32,7 +32,8 @@ from depparse.features.network import CHAR_SPECIALS, NetworkSpec
 from depparse.learn import network as learn
 
 sys.path.insert(0, str(REPO / "benchmarks"))
-from make_model import NETWORK_EPOCHS, NETWORK_SCHEDULE  # noqa: E402
+NETWORK_EPOCHS = {"pt": 20, "tr": 30}  # the shipped networks before the encoder
+NETWORK_SCHEDULE = "constant"
 
 DEPTH = 13  # layers 0 (the embeddings) .. 12
 
@@ -69,6 +70,8 @@ def main():
     ap.add_argument("--schedule", default=None, choices=("constant", "cosine"))
     ap.add_argument("--hidden", type=int, default=128)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--minilm-layer", type=int, default=0,
+                    help="also MiniLM's vectors of this layer (English's network: 3)")
     ap.add_argument("--cache-dir", default="/tmp/e5_probe")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
@@ -78,6 +81,7 @@ def main():
     train = read_conllu(corpus("train", args.treebank))
     dev = read_conllu(corpus("dev", args.treebank))
     vocab = Vocabularies.build(train, 2)
+    vocab.vector_layer = args.minilm_layer
     enc = [vocab.encode(s) for s in train]
     denc = [vocab.encode(s) for s in dev]
     if args.mix:
@@ -88,10 +92,13 @@ def main():
             for e, x in zip(encs, lay, strict=True):
                 e.layers = x[:, :args.mix]
     chars = learn.char_vocabulary(train)
+    vec_dim = enc[0].vectors.shape[1] if args.minilm_layer else 0
     spec = NetworkSpec(words=len(vocab.form), chars=len(chars) + CHAR_SPECIALS,
                        labels=len(vocab.deprel), tags=len(vocab.upos), hidden=args.hidden,
-                       mix_layers=args.mix, mix_proj=args.mix_dim, mix_pooling=args.pooling)
-    t = learn.NetworkTrainer.fresh(spec, chars, None, None, 1.0, seed=args.seed,
+                       vec_dim=vec_dim, mix_layers=args.mix, mix_proj=args.mix_dim,
+                       mix_pooling=args.pooling)
+    mean, std = (learn.standardisation([e.vectors for e in enc]) if vec_dim else (None, None))
+    t = learn.NetworkTrainer.fresh(spec, chars, mean, std, 1.0, seed=args.seed,
                                    schedule=schedule, horizon=epochs)
     items = learn.network_items(t.net, enc)
     gold = [learn.gold_ids(vocab, s) for s in train]
@@ -100,6 +107,7 @@ def main():
           f"sentences, {len(dev)} dev; hidden {spec.hidden}, {epochs} epochs ({schedule}), "
           f"seed {args.seed}", flush=True)
     record = {"treebank": args.treebank, "mix": args.mix, "pooling": args.pooling,
+              "minilm_layer": args.minilm_layer,
               "mix_dim": args.mix_dim, "hidden": args.hidden, "epochs": epochs,
               "schedule": schedule, "seed": args.seed, "history": []}
     for _ in range(epochs):
