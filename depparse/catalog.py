@@ -55,7 +55,8 @@ class ModelEntry:
     lang, treebank : str
         ISO 639 code and UD treebank code (``en``, ``en_ewt``).
     version : str
-        The package's version (``"checkout"`` for a checkout's file).
+        The package's version; for a checkout's file, the version of the depparse it is in
+        (the version ``make model-packages`` gives its package).
     path : Path
         The model file (``.npz``).
     card : Path or None
@@ -99,10 +100,12 @@ class ModelEntry:
 
 
 def _from_file(path: Path) -> ModelEntry:
+    from . import __version__  # a package built from this checkout carries depparse's version
+
     parts = path.stem.split("_")
     card = path.with_suffix(".md")
     return ModelEntry(name=path.stem, lang=parts[0], treebank="_".join(parts[:2]),
-                      version="checkout", path=path, card=card if card.is_file() else None)
+                      version=__version__, path=path, card=card if card.is_file() else None)
 
 
 def _from_entry_point(ep) -> ModelEntry | None:

@@ -349,6 +349,24 @@ def test_a_few_dozen_concurrent_requests_all_right(server, cli):
     assert all(ok), [j for j, good in zip(jobs, ok, strict=True) if not good]
 
 
+def test_the_page_says_what_an_unproved_tree_is():
+    """The page's introduction (issue 51: it said "or the word that it is not", which reads as
+    "the tree is not optimal"): a tree without a proof is marked not proved, as its badge says
+    (depparse/viewer/svg.py, proof_badge)."""
+    import html
+    import re
+    from importlib import resources
+
+    from depparse.viewer import proof_badge
+
+    page = resources.files("depparse.serve").joinpath("static/index.html").read_text("utf-8")
+    intro = " ".join(html.unescape(re.search(r"<header>.*?<p>(.*?)</p>", page, re.S)
+                                   .group(1)).split())
+    assert "the word that it is not" not in intro
+    assert "highest-scoring tree" in intro and "“not proved” on the best tree found" in intro
+    assert proof_badge({"proof": None})[1].startswith("not proved: the best tree found")
+
+
 def test_the_page_and_its_files_are_served(server):
     status, page = server.get("/")
     assert status == 200 and b'<script src="static/viewer.js"' in page
