@@ -186,10 +186,18 @@ class Run:
                                  "continue it with --resume, or start again with --force")
             else:  # starting again: the stopped run's state must not outlive its partial file
                 os.unlink(self.state_path)
+        elif args.resume and self._complete():
+            if not args.quiet:
+                print(f"depparse: nothing to resume: {self.targets[0].path} is complete (newer "
+                      "than its input, no stopped run); --force parses it again",
+                      file=sys.stderr)
+            return
         elif args.resume and not args.quiet:
             print(f"depparse: nothing to resume ({self.state_path} not found): parsing from "
                   "the start", file=sys.stderr)
         skip = self._skipped(start)
+        if not args.skip_bad:
+            self._prescan(start, after, skip)
         total = None
         if "-" not in self.inputs:
             total = sum(os.path.getsize(f) for i, (f, _) in enumerate(self.segments)
@@ -227,6 +235,44 @@ class Run:
         if not args.quiet:
             before = Counts(state["counts"]) if state is not None else None
             print(f"depparse: {self.counts.summary(seconds, before)}", file=sys.stderr)
+
+    def _complete(self):
+        """Whether ``-o FILE`` is there, complete (renamed into place, no ``FILE.partial``)
+        and newer than every input: what a finished run of these inputs leaves."""
+        if self.mode != "file":
+            return False
+        out = self.targets[0].path
+        if not os.path.isfile(out) or os.path.exists(out + PARTIAL_SUFFIX):
+            return False
+        done = os.path.getmtime(out)
+        return all(f != "-" and os.path.getmtime(f) <= done for f in self.inputs)
+
+    def _prescan(self, start, after, skip):
+        """Read the input files once before parsing them, with the reader the parse uses but
+        no model (CoNLL-U: every sentence built and checked, about 20 MB/s; text: decoded),
+        so that malformed input is reported at once, ``FILE:LINE``, before any output is
+        written, not after hours of parsing the sentences before it.  stdin cannot be read
+        twice: its errors come during the parse (:meth:`_bad_input`)."""
+        for i in range(start, len(self.segments)):
+            f = self.segments[i][0]
+            if i in skip or f == "-":
+                continue
+            pos = after if i == start else None
+            if self.args.input == "text":
+                from ..inference.textfile import iter_text_batches
+
+                offset, line = (pos[0], pos[1]) if pos is not None else (0, 1)
+                with open(f, "rb") as fh:
+                    fh.seek(offset)
+                    for _ in iter_text_batches(fh, f, offset, line):
+                        pass
+                continue
+            reader = Reader(self.parser, self.args.input, f, None, pos)
+            try:
+                for _ in reader.it:
+                    pass
+            finally:
+                reader.close()
 
     def _remove_stale_temporaries(self):
         """Remove the temporary files of the state file that a kill left (a kill while the
@@ -354,9 +400,11 @@ class Run:
                 written("report", self.args.report, self.report.add, fname, j, s, parsed, r)
                 index[fname] = j + 1
             self.counts.add(fname, s, r)
+            first = self.committed is None
             self.committed = (seg, pos)
             now = time.perf_counter()
-            if now - last_commit >= COMMIT_SECONDS:
+            # the first sentence commits at once: a run killed in its first seconds resumes
+            if first or now - last_commit >= COMMIT_SECONDS:
                 self._commit(seg, pos)
                 last_commit = now
             c = self.counts

@@ -119,10 +119,20 @@ class Counts:
                 f"{count_of(self.joint_changed, 'sentence')}")
 
     def summary(self, seconds, before=None):
-        """The summary line; ``before``: the counts a resumed run started from (the time and
-        words/s are this run's, the other numbers the whole output's)."""
+        """The summary line; ``before``: the counts a resumed run started from.  The sentences,
+        words, time and words/s at its start are this run's; then, after a ``--resume``, those
+        parsed before it and the output's total; the certificates and proofs are the whole
+        output's."""
         words, n = self.words, self.sentences
-        done = words - (before.words if before else 0)
+        resumed = before is not None and before.sentences > 0
+        done_n = n - (before.sentences if resumed else 0)
+        done = words - (before.words if resumed else 0)
+        head = (f"parsed {count_of(done_n, 'sentence')}, {count_of(done, 'word')} in "
+                f"{seconds:.2f} s ({done / max(seconds, 1e-9):.0f} words/s)")
+        if resumed:
+            head += (f" after --resume, and {count_of(before.sentences, 'sentence')}, "
+                     f"{count_of(before.words, 'word')} before it: {count_of(n, 'sentence')} "
+                     "in the output")
         extra = f"; {self.timed_out} stopped by --time-limit" if self.timed_out else ""
         if self.bad:
             extra += f"; skipped {count_of(self.bad, 'malformed sentence')}"
@@ -130,11 +140,7 @@ class Counts:
             extra += "; " + self.tagged_line()
         if self.joint:
             extra += "; " + self.joint_line()
-        if before is not None and before.sentences:
-            extra += (f"; {count_of(before.sentences, 'sentence')} of them parsed before "
-                      f"--resume")
-        return (f"parsed {count_of(n, 'sentence')}, {count_of(words, 'word')} in {seconds:.2f} s "
-                f"({done / max(seconds, 1e-9):.0f} words/s); certificates {self.certified}/{n} "
+        return (f"{head}; certificates {self.certified}/{n} "
                 f"({100.0 * self.certified / max(1, n):.1f}%); {self.proved_line()}{extra}")
 
 
@@ -210,7 +216,7 @@ class Reader:
             it = iter_conllu(self.f, on_error=on_error, first_line=first)
             if after is not None:
                 next(it, None)  # the sentence the earlier run ended with
-            self.it = hinted((s, s.line_no) for s in it)
+            self.it = hinted(((s, s.line_no) for s in it), after is None, on_error is None)
 
     def tell(self):
         try:
@@ -223,15 +229,20 @@ class Reader:
             self.f.close()
 
 
-def hinted(it):
-    """``it``, its ConlluErrors with what to do (:func:`~.commands.conllu_hint`)."""
+def hinted(it, first=True, skip_bad=True):
+    """``it``, its ConlluErrors with what to do (:func:`~.commands.conllu_hint`); ``first``:
+    ``it`` starts at the start of its file; ``skip_bad``: say that ``--skip-bad`` skips
+    malformed sentences (when it was not given)."""
     from ..errors import ConlluError
     from .commands import conllu_hint
 
+    k = 0 if first else 1
     try:
-        yield from it
+        for x in it:
+            k += 1
+            yield x
     except ConlluError as e:
-        raise conllu_hint(e) from None
+        raise conllu_hint(e, k, skip_bad=skip_bad) from None
 
 
 def first_sentences(parser, kind, path, k):
