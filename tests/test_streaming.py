@@ -466,3 +466,47 @@ def test_a_bad_line_late_in_a_big_file_is_found_before_parsing(syn, big, tmp_pat
     rc, _, err = run_cli(["parse", src, "-m", syn.model, "-o", out, "--skip-bad", "-q"])
     assert rc == 0 and f"skipped: {src}:{bad_line}:" in err, err
     assert len(read_conllu(out)) == 1500 + good[:2000].rsplit("\n\n", 1)[0].count("# sent_id")
+
+
+def test_bad_input_met_during_the_parse_keeps_the_work_for_resume(syn, big, tmp_path):
+    """stdin cannot be read before the parse: a bad line in it is met during the parse.  The
+    sentences parsed before it are kept (OUT.partial and its state, not deleted), the message
+    says so and how to go on; --resume then reads stdin again, mended after them (or with
+    --skip-bad), and writes the bytes of a run that was never stopped; stdin whose start
+    differs is refused."""
+    good = big[0].read_bytes()
+    tail = synthetic.conllu_text(20, 9).encode("utf-8")
+    bad = good + b"# sent_id = bad\n1\tno HEAD column here\n\n" + tail
+    mended = good + b"# sent_id = bad\n" + tail.split(b"\n\n", 1)[0].split(b"\n", 1)[1] \
+        + b"\n\n" + tail
+    bad_line = good.count(b"\n") + 2
+    out = tmp_path / "out.conllu"
+    state = tmp_path / "out.conllu.partial.state"
+    flags = ["-m", syn.model, "-o", out]
+
+    def stop():
+        rc, _, err = run_cli(["parse", "-", *flags], stdin=bad)
+        assert rc == 2 and "Traceback" not in err, err
+        (line,) = [x for x in err.splitlines() if x.strip()]
+        assert line.startswith(f"depparse: error: <stdin>:{bad_line}: expected 10 "), line
+        assert "--skip-bad" in line and "are kept (" in line and "--resume" in line, line
+        assert state.exists() and (tmp_path / "out.conllu.partial").exists()
+        kept = json.loads(state.read_text())
+        assert kept["stopped"]["line"] < bad_line and kept["counts"]["sentences"] > 0
+        return kept["counts"]["sentences"]
+
+    for data, extra in ((mended, []), (bad, ["--skip-bad"])):
+        ref = tmp_path / "ref.conllu"
+        rc, _, err = run_cli(["parse", "-", "-m", syn.model, "-o", ref, "-q", *extra],
+                             stdin=data)
+        assert rc == 0, err
+        n = stop()
+        rc, _, err = run_cli(["parse", "-", *flags, "--resume", *extra], stdin=data)
+        assert rc == 0, err
+        assert f"after --resume, and {n:,} sentences, " in err, err
+        assert out.read_bytes() == ref.read_bytes(), extra
+        assert not state.exists()
+        out.unlink()
+    stop()
+    rc, _, err = run_cli(["parse", "-", *flags, "--resume"], stdin=b"# other\n" + mended)
+    assert rc == 2 and "<stdin>: not the input of the stopped run" in err, err
