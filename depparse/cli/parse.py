@@ -292,9 +292,10 @@ class Run:
         for x in (self.sink, self.report):
             if x is not None:
                 x.close()
-        e.message += (f"; the {count_of(self.counts.sentences, 'sentence')} parsed before it "
-                      f"are kept ({self._partial_name()}): mend the input after them and "
-                      "continue with --resume (which may add --skip-bad)")
+        n = self.counts.sentences
+        e.message += (f"; the {count_of(n, 'sentence')} parsed before it "
+                      f"{'is' if n == 1 else 'are'} kept ({self._partial_name()}): mend the "
+                      "input after them and continue with --resume (which may add --skip-bad)")
         return True
 
     def _stdin_columns(self):
