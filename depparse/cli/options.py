@@ -103,6 +103,7 @@ EXAMPLES = {
     "parse": """examples:
   depparse parse input.conllu -o output.conllu             # the shipped English model
   echo "The cat sat on the mat." | depparse parse --input text -   # plain text
+  echo "The cat sat on the mat ." | depparse parse --input horizontal -   # words, tokenized
   depparse parse - < input.conllu > output.conllu          # stdin to stdout (or -o -)
   depparse parse input.conllu -o out.conllu --report run.json --jobs 2
   depparse parse big.conllu -o big.parsed.conllu --resume  # continue a run that was stopped
@@ -192,12 +193,17 @@ def build_parser(extra=()):
              "grows as OUT.partial and is renamed to OUT at the end.  Progress and a "
              "one-line summary go to stderr.")
     p.add_argument("inputs", nargs="+", metavar="INPUT",
-                   help="CoNLL-U files, or plain-text files with --input text ('-' = stdin); "
-                        "a folder stands for its *.conllu (*.txt) files")
-    p.add_argument("--input", choices=("conllu", "text"), default="conllu",
+                   help="CoNLL-U files, or plain-text files with --input text (horizontal, "
+                        "vertical) ('-' = stdin); a folder stands for its *.conllu (*.txt) "
+                        "files")
+    p.add_argument("--input", choices=("conllu", "text", "horizontal", "vertical"),
+                   default="conllu",
                    help="conllu: CoNLL-U files (tokenized); text: plain UTF-8 text, "
                         "paragraphs separated by blank lines, which the model's tokenizer "
-                        "splits into sentences and words (default: conllu)")
+                        "splits into sentences and words; horizontal: a sentence per line, "
+                        "its words separated by spaces; vertical: a word per line (up to a "
+                        "tab), a blank line after each sentence (UDPipe's formats; the output "
+                        "is CoNLL-U) (default: conllu)")
     p.add_argument("--normalized-spaces", action="store_true",
                    help="with --input text: UD's SpaceAfter=No alone in MISC (UDPipe's "
                         "tokenizer option), not the text's exact whitespace in SpacesAfter and "
