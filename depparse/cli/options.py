@@ -37,42 +37,59 @@ def _cli_fields(command):
 def add_config_flags(p, command, model_defaults=False, recipe_defaults=False):
     """Flags of ``command`` derived from the fields of the config classes (help, choices,
     defaults).  ``model_defaults``: the default is the loaded model's (``None`` here);
-    ``recipe_defaults``: a flag not given is ``None``, its value the recipe's where it has
-    one, else the field's default (:func:`recipe_settings`)."""
+    ``recipe_defaults``: the flags given are recorded (``args._given``), so that
+    :func:`recipe_settings` gives the others the recipe's values."""
     for _, f in _cli_fields(command):
         m = f.metadata
         shown = m.get("shown") or ("none" if f.default is None else f.default)
         if f.type in ("bool", bool):
             if f.default:  # a flag that turns it off (e.g. --multi-root for single_root)
                 g = p.add_mutually_exclusive_group()
-                g.add_argument(_flag(f), dest=f.name, action="store_false",
-                               default=None if model_defaults or recipe_defaults else f.default,
+                g.add_argument(_flag(f), dest=f.name,
+                               action=_given(argparse._StoreFalseAction, recipe_defaults),
+                               default=None if model_defaults else f.default,
                                help=m.get("flag_help") or m["help"])
                 if model_defaults:
                     g.add_argument("--" + f.name.replace("_", "-"), dest=f.name,
                                    action="store_true", default=None,
                                    help=m["help"] + " (default: the model's setting)")
             else:
-                p.add_argument(_flag(f), dest=f.name, action="store_true",
-                               default=None if model_defaults or recipe_defaults else f.default,
+                p.add_argument(_flag(f), dest=f.name,
+                               action=_given(argparse._StoreTrueAction, recipe_defaults),
+                               default=None if model_defaults else f.default,
                                help=m["help"] + " (default: off)")
             continue
         kind = {"int": int, "float": float, "str": str}[str(f.type).split(" ")[0]]
         help_ = m["help"] + (f" (default: the model's; {shown} unless trained otherwise)"
-                             if model_defaults else f" (default: the recipe's, else {shown})"
-                             if recipe_defaults else f" (default: {shown})")
+                             if model_defaults else f" (default: {shown})")
         p.add_argument(_flag(f), dest=f.name, type=kind, choices=m.get("choices"),
-                       metavar=m.get("metavar"),
-                       default=None if model_defaults or recipe_defaults else f.default,
-                       help=help_)
+                       metavar=m.get("metavar"), default=None if model_defaults else f.default,
+                       action=_given(argparse._StoreAction, recipe_defaults), help=help_)
+
+
+def _given(base, record):
+    """``base`` (an argparse action class), recording its destination in
+    ``namespace._given`` when the flag is given (``record``), else ``base`` itself."""
+    if not record:
+        return base
+
+    class Given(base):
+        def __call__(self, parser, namespace, values, option_string=None):
+            super().__call__(parser, namespace, values, option_string)
+            given = getattr(namespace, "_given", set())
+            given.add(self.dest)
+            namespace._given = given
+
+    return Given
 
 
 def recipe_settings(args, command, recipe: dict) -> None:
-    """Fill the flags of ``command`` not given (``None``: ``recipe_defaults``) from the
-    recipe's settings, else with the fields' defaults."""
+    """The recipe's settings for the flags of ``command`` that were not given (the flags
+    given beside a recipe override it)."""
+    given = getattr(args, "_given", set())
     for _, f in _cli_fields(command):
-        if getattr(args, f.name) is None:
-            setattr(args, f.name, recipe.get(f.name, f.default))
+        if f.name in recipe and f.name not in given:
+            setattr(args, f.name, recipe[f.name])
 
 
 def configs_from_args(args, command, model_defaults=False):
@@ -163,7 +180,7 @@ def build_parser(extra=()):
     t.add_argument("--treebank", metavar="DIR",
                    help="a UD treebank's folder instead of TRAIN and --dev: its "
                         "*-ud-train.conllu and *-ud-dev.conllu (without a dev file, the last "
-                        "10%% of the training sentences, as UDPipe does)")
+                        "10%% of the training sentences, as UDPipe does; default: none)")
     t.add_argument("--recipe", metavar="NAME|FILE",
                    help="start from a recipe's settings (flags given beside it override "
                         "them): a shipped one (" + ", ".join(_recipe_names()) + ") or a JSON "

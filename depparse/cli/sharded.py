@@ -225,8 +225,8 @@ def _join(run, iter_parse_files, parsed, folder, fingerprint):
         if run.mode in ("file", "stdout") and run.target is None:
             run._open_target(run.targets[0])  # nothing parsed: an empty output
             run._finish_target()
-    except ConlluError as e:
-        raise conllu_hint(e) from None
+    except ConlluError as e:  # the local run's message (it has no sentence count here: a
+        raise conllu_hint(e, 1, skip_bad=True) from None  # shard may start mid-file)
     finally:
         shards.close()
     run.counts.bad = len(run.bad)
