@@ -253,8 +253,8 @@ class DecodeConfig(_Config):
     budget_per_word: int = setting(8, "iterations per word of the first dual decomposition run "
                                    "(at least --budget, at most --max-iter); 0: --budget for "
                                    "every sentence", lo=0, metavar="W", cli=("parse",))
-    proof_over: str = setting("pruned", "the graph a tree is proved optimal over: 'pruned', "
-                              "the arcs the pruner keeps (the pruned arcs are never chosen); "
+    proof_over: str = setting("pruned", "prove every tree optimal over 'pruned': the arcs the "
+                              "pruner keeps (a tree using a pruned arc might score higher); "
                               "'all', every arc of the sentence (all n^2: decoded without "
                               "pruning, up to --proof-max-words words; a longer sentence keeps "
                               "the pruned proof, and the report says which)",

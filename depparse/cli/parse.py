@@ -92,8 +92,10 @@ def cmd_parse(args):
         from .sharded import parse_size
 
         args.shard_size = parse_size(args.shard_size)
-    if given.get("proof_over") == "all" and given.get("proof") is False:
-        raise UsageError("--proof all and --no-proof: give one of them")
+    if given.get("proof_over") is not None:  # --proof pruned|all proves (over those arcs)
+        if given.get("proof") is False:
+            raise UsageError(f"--proof {given['proof_over']} and --no-proof: give one of them")
+        given["proof"] = True
     parser = load(args.model)
     try:
         parser.set_pruning(given.get("prune_threshold"), given.get("prune_max_heads"),
