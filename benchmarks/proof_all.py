@@ -118,13 +118,13 @@ SETTINGS = {"pruner alone": dict(prune_network=0.0, proof_over="pruned"),
             "proof all": dict(proof_over="all")}
 
 
-def test_part(out, rounds, limit):
+def test_part(out, rounds, limit, treebanks=None):
     from depparse.conllu import read_conllu
     from depparse.evaluate import evaluate
     from depparse.paths import treebank_file
 
-    res = {}
-    for tb in MODELS:
+    res = out.get("test", {})
+    for tb in treebanks or MODELS:
         p = _load(tb)
         network = p.decoding.prune_network
         gold = read_conllu(treebank_file(tb, "test"))
@@ -251,6 +251,8 @@ def main(argv=None):
     ap.add_argument("--part", choices=PARTS, action="append")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--limit", type=int, default=0, help="the first N test sentences only")
+    ap.add_argument("--treebank", choices=MODELS, action="append",
+                    help="the test part of these treebanks only (default: all three)")
     ap.add_argument("--out", default=str(HERE / "results" / "proofs.json"))
     args = ap.parse_args(argv)
     path = Path(args.out)
@@ -259,7 +261,7 @@ def main(argv=None):
     for part in args.part or PARTS:
         t0 = time.perf_counter()
         {"pruner": lambda: pruner_part(out), "dev300": lambda: dev300_part(out),
-         "test": lambda: test_part(out, args.rounds, args.limit),
+         "test": lambda: test_part(out, args.rounds, args.limit, args.treebank),
          "long": lambda: long_part(out)}[part]()
         out.setdefault("part_seconds", {})[part] = time.perf_counter() - t0
         path.write_text(json.dumps(out, indent=1) + "\n")

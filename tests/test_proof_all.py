@@ -134,16 +134,19 @@ def test_long_sentences_keep_the_pruned_proof(syn, sents):
     parser = depparse.load(syn.model)
     s = max(sents, key=lambda s: s.n)
     enc = parser.model.vocab.encode(s)
-    parser.decoding = dataclasses.replace(parser.decoding, proof_over="all",
-                                          proof_max_words=s.n - 1)
+    parser.set_proof("all", s.n - 1)
     r = parser.decode(enc)
     assert r.optimal and r.kept_arcs < s.n * s.n and r.optimal_over == "pruned"
-    parser.decoding = dataclasses.replace(parser.decoding, proof_max_words=s.n)
+    parser.set_proof("all", s.n)
     r = parser.decode(enc)
     assert r.optimal and r.optimal_over == "all"
     parser.decoding = dataclasses.replace(parser.decoding, proof_over="pruned", proof=False,
                                           max_iter=1)
     assert not all(parser.decode(parser.model.vocab.encode(x)).optimal_over for x in sents)
+    from depparse.errors import ConfigError
+
+    with pytest.raises(ConfigError):
+        parser.set_proof("everything")
 
 
 def test_network_heads_rule():

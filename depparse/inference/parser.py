@@ -225,6 +225,22 @@ class Parser:
             raise UsageError("this is an mst model: it scores all arcs and does not prune")
         self.decoding = dataclasses.replace(self.decoding, **changes)  # validates the values
 
+    def set_proof(self, over="pruned", max_words=None):
+        """Prove every tree optimal over ``over``: ``"pruned"``, the arcs the pruner keeps
+        (the default), or ``"all"``, every arc of the sentence (decoded without pruning, up
+        to ``max_words`` words, default the model's 80; a longer sentence keeps the pruned
+        proof).  ``ParseResult.optimal_over`` says which a tree got (``parse --proof``).
+
+        Raises
+        ------
+        ConfigError
+            For another ``over`` or ``max_words < 1``.
+        """
+        changes = {"proof": True, "proof_over": over}
+        if max_words is not None:
+            changes["proof_max_words"] = max_words
+        self.decoding = dataclasses.replace(self.decoding, **changes)  # validates the values
+
     def set_joint(self, weight=None, k=None, margin=None, on=True):
         """Decode the UPOS of the sentences the tagger tags together with their trees
         (joint tagging and parsing, :mod:`depparse.decode.joint`): ``weight`` of the tagger's
