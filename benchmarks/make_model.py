@@ -48,7 +48,8 @@ CARD = """# en_ewt_gs — depparse's shipped English model
 
 Grandparent+sibling head-automata model (Koo et al. 2010, Sec. 5) decoded by dual
 decomposition with Chu-Liu-Edmonds, every tree proved optimal over the arcs the pruner
-keeps (a dual certificate, else branch and bound; `parse --proof all`: over all arcs); a second-stage DEPREL labeler that labels the children of each head
+keeps (a dual certificate, else branch and bound; `parse --proof all`: over all arcs);
+a second-stage DEPREL labeler that labels the children of each head
 jointly; a tagger and lemmatizer (UPOS, XPOS, FEATS, LEMMA: averaged perceptrons, Viterbi
 over tag bigrams, lemma edit scripts) for input without tags; a tokenizer and sentence
 splitter (a character classifier and a word-level sentence-end classifier) for plain text.
@@ -230,7 +231,8 @@ CARD_SPARSE = """# {name} — depparse's shipped {language} model
 
 Grandparent+sibling head-automata model (Koo et al. 2010, Sec. 5) decoded by dual
 decomposition with Chu-Liu-Edmonds, every tree proved optimal over the arcs the pruner
-keeps (a dual certificate, else branch and bound; `parse --proof all`: over all arcs); a second-stage DEPREL labeler that labels the children of each head
+keeps (a dual certificate, else branch and bound; `parse --proof all`: over all arcs);
+a second-stage DEPREL labeler that labels the children of each head
 jointly; a tagger and lemmatizer (UPOS, XPOS, FEATS, LEMMA: averaged perceptrons, Viterbi
 over tag bigrams, lemma edit scripts) for input without tags; a tokenizer and sentence
 splitter (a character classifier and a word-level sentence-end classifier, multiword tokens
