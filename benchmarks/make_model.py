@@ -40,8 +40,9 @@ RECIPE = recipes.load("en_ewt").settings
 CARD = """# en_ewt_gs — depparse's shipped English model
 
 Grandparent+sibling head-automata model (Koo et al. 2010, Sec. 5) decoded by dual
-decomposition with Chu-Liu-Edmonds, every tree proved optimal (a dual certificate, else
-branch and bound); a second-stage DEPREL labeler that labels the children of each head
+decomposition with Chu-Liu-Edmonds, every tree proved optimal over the arcs the pruner
+keeps (a dual certificate, else branch and bound; `parse --proof all`: over all arcs);
+a second-stage DEPREL labeler that labels the children of each head
 jointly; a tagger and lemmatizer (UPOS, XPOS, FEATS, LEMMA: averaged perceptrons, Viterbi
 over tag bigrams, lemma edit scripts) for input without tags; a tokenizer and sentence
 splitter (a character classifier and a word-level sentence-end classifier) for plain text.
@@ -89,8 +90,9 @@ models' scores: products of experts).
 Proved optimal (gold tags): {proved:.2f}% of the sentences ({cert:.2f}% by the dual
 certificate within the first {budget} iterations, the rest by branch and bound; with Koo et
 al.'s decoding, `--no-proof` at K = {max_iter}, {cert_k:.2f}% are certified and the rest are
-not proved); UAS without punctuation {uas_np:.2f}; pruner:
-gold-arc recall on dev {recall:.2f}%, {hpw:.2f} kept heads per word.
+not proved); UAS without punctuation {uas_np:.2f}; pruner (with the network's heads at
+`--prune-network` 1e-3 where the model has a network): gold-arc recall on dev {recall:.2f}%,
+{hpw:.2f} kept heads per word: the trees are optimal over the arcs the pruner keeps.
 
 Earlier versions (same data and protocol, en_ewt test, gold tags):
 
@@ -192,8 +194,9 @@ SHIPPED = {
 CARD_SPARSE = """# {name} — depparse's shipped {language} model
 
 Grandparent+sibling head-automata model (Koo et al. 2010, Sec. 5) decoded by dual
-decomposition with Chu-Liu-Edmonds, every tree proved optimal (a dual certificate, else
-branch and bound); a second-stage DEPREL labeler that labels the children of each head
+decomposition with Chu-Liu-Edmonds, every tree proved optimal over the arcs the pruner
+keeps (a dual certificate, else branch and bound; `parse --proof all`: over all arcs);
+a second-stage DEPREL labeler that labels the children of each head
 jointly; a tagger and lemmatizer (UPOS, XPOS, FEATS, LEMMA: averaged perceptrons, Viterbi
 over tag bigrams, lemma edit scripts) for input without tags; a tokenizer and sentence
 splitter (a character classifier and a word-level sentence-end classifier, multiword tokens
@@ -228,8 +231,9 @@ it).
 Proved optimal (gold tags): {proved:.2f}% of the sentences ({cert:.2f}% by the dual
 certificate within the first {budget} iterations, the rest by branch and bound; with Koo et
 al.'s decoding, `--no-proof` at K = {max_iter}, {cert_k:.2f}% are certified and the rest are
-not proved); UAS without punctuation {uas_np:.2f}; pruner: gold-arc recall on dev
-{recall:.2f}%, {hpw:.2f} kept heads per word.
+not proved); UAS without punctuation {uas_np:.2f}; pruner (with the network's heads at
+`--prune-network` 1e-3 where the model has a network): gold-arc recall on dev {recall:.2f}%,
+{hpw:.2f} kept heads per word: the trees are optimal over the arcs the pruner keeps.
 
 Per-epoch dev scores during training (dev with {dev_tags} tags):
 

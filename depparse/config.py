@@ -225,10 +225,18 @@ class DecodeConfig(_Config):
                                      lo=0.0, hi=1.0, metavar="T", cli=("train", "parse"))
     prune_max_heads: int = setting(20, "sib/gs models: at most H candidate heads per word; "
                                    "lower is faster", lo=1, metavar="H", cli=("train", "parse"))
+    # a parse-time rule over scores the model has: on en_ewt dev with the shipped model, 1e-3
+    # keeps 99.90% of the gold arcs at 5.36 heads per word, the pruner alone 99.61% at 5.15
+    # (benchmarks/results/proofs.md)
+    prune_network: float = setting(1e-3, "models with a learned network: also keep the heads "
+                                   "whose network probability P(head | word) is at least T "
+                                   "times the best head's, beside the pruner's (0: the pruner "
+                                   "alone)", lo=0.0, hi=1.0, metavar="T", cli=("train", "parse"))
     time_limit: float | None = setting(None, "seconds per sentence for dual decomposition; then "
                                        "the best tree so far, marked not proved",
                                        lo=0.0, open_lo=True, metavar="SECONDS", cli=("parse",))
-    proof: bool = setting(True, "prove every parse optimal: a sentence that dual decomposition "
+    proof: bool = setting(True, "prove every parse optimal over the arcs the pruner keeps (or "
+                          "over all arcs: --proof all): a sentence that dual decomposition "
                           "has not certified after --budget iterations (--budget-per-word per "
                           "word in a long sentence) is finished by branch and bound",
                           flag="--no-proof", cli=("parse",),
@@ -245,6 +253,17 @@ class DecodeConfig(_Config):
     budget_per_word: int = setting(8, "iterations per word of the first dual decomposition run "
                                    "(at least --budget, at most --max-iter); 0: --budget for "
                                    "every sentence", lo=0, metavar="W", cli=("parse",))
+    proof_over: str = setting("pruned", "prove every tree optimal over 'pruned': the arcs the "
+                              "pruner keeps (a tree using a pruned arc might score higher); "
+                              "'all', every arc of the sentence (all n^2: decoded without "
+                              "pruning, up to --proof-max-words words; a longer sentence keeps "
+                              "the pruned proof, and the report says which)",
+                              choices=("pruned", "all"), flag="--proof", cli=("parse",))
+    # the unpruned part tables of a G+S model grow as n^4 (2n^4/3 transition scores: 80
+    # words, 220 MB; 100 words, 530 MB), their scoring as n^4 too (benchmarks/proof_all.py)
+    proof_max_words: int = setting(80, "with --proof all: the longest sentence proved over all "
+                                   "its arcs (longer ones are proved over the pruned arcs)",
+                                   lo=1, metavar="N", cli=("parse",))
     solver: str = setting("subgradient", "dual decomposition by subgradient steps (Koo et al. "
                           "2010) or by AD3 (Martins et al. 2015)",
                           choices=("subgradient", "ad3"), cli=("parse",))

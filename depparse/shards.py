@@ -351,7 +351,7 @@ def _sentences(parser, raw, task, kind, on_error, normalized_spaces=False):
 def _stat(sentence, r):
     return [int(sentence.n), bool(r.certificate), r.proof, bool(r.timed_out),
             list(r.tagged or ()), float(r.seconds), bool(getattr(r, "joint", False)),
-            int(getattr(r, "tags_changed", 0))]
+            int(getattr(r, "tags_changed", 0)), getattr(r, "optimal_over", None)]
 
 
 def parse_shard(parser, task: ShardTask, settings: dict) -> dict:
@@ -373,12 +373,12 @@ def parse_shard(parser, task: ShardTask, settings: dict) -> dict:
     dict
         The shard's meta (also written to ``task.out + ".json"``): ``sentences``, ``bytes``
         (of the shard file), ``stats`` (per sentence: words, certificate, proof, timed out,
-        tagged columns, seconds, decoded jointly, UPOS changed), ``pending`` (what the last
-        sentence needs before another one), ``lead`` (the file's leading text, for a shard at
-        the file's start), ``bad``
-        (``[line, message]`` of the sentences ``skip_bad`` skipped), ``warnings``
-        (``[category, message]``); or ``{"error": DepparseError}`` for bad input (returned,
-        not raised, so that the scheduler does not try it again).
+        tagged columns, seconds, decoded jointly, UPOS changed, optimal over), ``pending``
+        (what the last sentence needs before another one), ``lead`` (the file's leading
+        text, for a shard at the file's start), ``bad`` (``[line, message]`` of the
+        sentences ``skip_bad`` skipped), ``warnings`` (``[category, message]``); or
+        ``{"error": DepparseError}`` for bad input (returned, not raised, so that the
+        scheduler does not try it again).
 
     Notes
     -----

@@ -113,7 +113,8 @@ def test_parse_report_has_proofs_end_to_end(syn, tmp_path):
     rep = json.loads(rep_path.read_text())
     validate_report(rep)
     assert rep["decoding"] == {"solver": "subgradient", "proof": True, "budget": 1,
-                               "budget_per_word": 0}
+                               "budget_per_word": 0, "proof_over": "pruned",
+                               "proof_max_words": 80}
     sents = rep["sentences"]
     assert all(s["optimal"] for s in sents) and rep["summary"]["proved"] == len(sents)
     kinds = {s["proof"] for s in sents}

@@ -176,9 +176,20 @@ def test_gold_marks_wrong_heads_and_labels():
 
 def test_proof_badges_in_plain_words():
     assert proof_badge({"proof": "dual", "optimal": True}) == (
-        "proved", "proved optimal: dual decomposition certificate")
-    kind, words = proof_badge({"proof": "branch-and-bound", "optimal": True, "nodes": 1234})
-    assert kind == "proved" and words == "proved optimal: branch and bound (1,234 nodes)"
+        "proved", "proved optimal over the arcs the pruner keeps: dual decomposition "
+                  "certificate")
+    assert proof_badge({"proof": "dual", "optimal": True, "optimal_over": "all"}) == (
+        "proved", "proved optimal over all arcs: dual decomposition certificate")
+    assert proof_badge({"proof": "dual", "optimal": True, "optimal_over": "pruned",
+                        "pruner_dev_recall": 99.614, "pruner_dev_recall_at_least": True}) == (
+        "proved", "proved optimal over the arcs the pruner keeps (at least 99.61% of gold "
+                  "arcs on dev): dual decomposition certificate")
+    assert proof_badge({"proof": "exact", "optimal": True})[1] == (
+        "proved optimal over all arcs: exact decoder (arc-factored model)")
+    kind, words = proof_badge({"proof": "branch-and-bound", "optimal": True, "nodes": 1234,
+                               "optimal_over": "all"})
+    assert kind == "proved" and words == "proved optimal over all arcs: branch and bound " \
+                                         "(1,234 nodes)"
     assert proof_badge({"proof": None, "optimal": False, "timed_out": True})[1] == (
         "not proved within the time limit: the best tree found")
     assert proof_badge({"proof": None, "optimal": False})[0] == "unproved"

@@ -39,6 +39,7 @@ def add_config_flags(p, command, model_defaults=False, recipe_defaults=False):
     defaults).  ``model_defaults``: the default is the loaded model's (``None`` here);
     ``recipe_defaults``: the flags given are recorded (``args._given``), so that
     :func:`recipe_settings` gives the others the recipe's values."""
+    taken = {_flag(f) for _, f in _cli_fields(command)}
     for _, f in _cli_fields(command):
         m = f.metadata
         shown = m.get("shown") or ("none" if f.default is None else f.default)
@@ -49,7 +50,9 @@ def add_config_flags(p, command, model_defaults=False, recipe_defaults=False):
                                action=_given(argparse._StoreFalseAction, recipe_defaults),
                                default=None if model_defaults else f.default,
                                help=m.get("flag_help") or m["help"])
-                if model_defaults:
+                # (and one that turns it on, unless another setting has that flag: --proof
+                # is proof_over's, and turns proofs on)
+                if model_defaults and "--" + f.name.replace("_", "-") not in taken:
                     g.add_argument("--" + f.name.replace("_", "-"), dest=f.name,
                                    action="store_true", default=None,
                                    help=m["help"] + " (default: the model's setting)")
@@ -164,7 +167,8 @@ def build_parser(extra=()):
         prog="depparse",
         description="Non-projective dependency parsing with head automata and dual "
                     "decomposition (Koo et al. 2010).  Every parse says whether it is "
-                    "proved to be the model's highest-scoring tree (a certificate).",
+                    "proved to be the model's highest-scoring tree (a certificate), over the "
+                    "arcs the pruner keeps or, with 'parse --proof all', over all arcs.",
         epilog="Run 'depparse COMMAND --help' for the options and an example of each command.")
     ap.add_argument("--version", action="version", version=f"depparse {__version__}")
     sub = ap.add_subparsers(dest="command", required=True, metavar="COMMAND")

@@ -98,15 +98,21 @@ def cmd_parse(args):
         from .sharded import parse_size
 
         args.shard_size = parse_size(args.shard_size)
+    if given.get("proof_over") is not None:  # --proof pruned|all proves (over those arcs)
+        if given.get("proof") is False:
+            raise UsageError(f"--proof {given['proof_over']} and --no-proof: give one of them")
+        given["proof"] = True
     parser = load(args.model)
     try:
-        parser.set_pruning(given.get("prune_threshold"), given.get("prune_max_heads"))
-        proofs = {k: given[k] for k in ("proof", "budget", "budget_per_word", "solver")
+        parser.set_pruning(given.get("prune_threshold"), given.get("prune_max_heads"),
+                           given.get("prune_network"))
+        proofs = {k: given[k] for k in ("proof", "budget", "budget_per_word", "solver",
+                                        "proof_over", "proof_max_words")
                   if given.get(k) is not None}
         if proofs:  # validated by configs_from_args
             parser.decoding = dataclasses.replace(parser.decoding, **proofs)
     except DepparseError as e:
-        raise UsageError(f"--prune-threshold/--prune-max-heads: {e}") from None
+        raise UsageError(f"--prune-threshold/--prune-max-heads/--prune-network: {e}") from None
     joint = dict(weight=args.joint_weight, k=args.joint_candidates, margin=args.joint_margin)
     if not args.joint and any(v is not None for v in joint.values()):
         raise UsageError("--joint-weight/--joint-candidates/--joint-margin: only with --joint")

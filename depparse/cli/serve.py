@@ -210,8 +210,11 @@ def _report_proofs(path, sents):
     if len(raw) != len(sents) or any(r["n"] != s.n for r, s in zip(raw, sents, strict=False)):
         raise UsageError(f"{path}: the report is not of this file (its sentences or their "
                          "lengths differ)")
-    keys = ("optimal", "proof", "certificate", "iterations", "nodes", "seconds", "timed_out")
-    return [{k: r.get(k) for k in keys} for r in raw]
+    keys = ("optimal", "proof", "certificate", "iterations", "nodes", "seconds", "timed_out",
+            "optimal_over")
+    model = rep.get("model", {})
+    recall = {k: model.get(k) for k in ("pruner_dev_recall", "pruner_dev_recall_at_least")}
+    return [{**{k: r.get(k) for k in keys}, **recall} for r in raw]
 
 
 def cmd_show(args):

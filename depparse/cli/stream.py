@@ -40,7 +40,7 @@ class Counts:
     """What a run has parsed: totals, per proof kind, per input file; saved in the state."""
 
     KEYS = ("sentences", "words", "certified", "proved", "timed_out", "tagged", "bad", "joint",
-            "tags_changed", "joint_changed")
+            "tags_changed", "joint_changed", "over_all")
 
     def __init__(self, d=None):
         d = d or {}
@@ -60,12 +60,14 @@ class Counts:
     def add(self, fname, sentence, r):
         self.add_stat(fname, sentence.n, r.certificate, r.proof, r.timed_out, r.tagged,
                       r.seconds, bool(getattr(r, "joint", False)),
-                      int(getattr(r, "tags_changed", 0)))
+                      int(getattr(r, "tags_changed", 0)), getattr(r, "optimal_over", None))
 
     def add_stat(self, fname, n, certificate, proof, timed_out, tagged, seconds, joint=False,
-                 tags_changed=0):
-        """:meth:`add` from the numbers alone (a shard's ``stats``, ``parse --scheduler``)."""
+                 tags_changed=0, optimal_over=None):
+        """:meth:`add` from the numbers alone (a shard's ``stats``, ``parse --scheduler``);
+        ``optimal_over``: ``"all"`` for a tree proved over every arc (``--proof all``)."""
         self.sentences += 1
+        self.over_all += proof is not None and optimal_over == "all"
         self.words += n
         self.certified += bool(certificate)
         self.proved += proof is not None
@@ -103,7 +105,20 @@ class Counts:
                           f"{self.proof_seconds[k]:.1f} s"
                           for k in ("dual", "branch-and-bound", "exact", "none")
                           if self.proofs[k])
-        return f"proved optimal {self.proved}/{n} ({100.0 * self.proved / n:.1f}%: {kinds})"
+        return (f"proved optimal {self.proved}/{n} ({100.0 * self.proved / n:.1f}%: {kinds})"
+                + self._over_line())
+
+    def _over_line(self):
+        """Over which arcs the trees were proved: `` over all arcs`` (every arc of the
+        sentence: ``--proof all``), `` over the arcs the pruner keeps`` or both counts."""
+        if not self.proved:
+            return ""
+        if self.over_all == self.proved:
+            return " over all arcs"
+        if not self.over_all:
+            return " over the arcs the pruner keeps"
+        return (f"; over all arcs {self.over_all}, over the arcs the pruner keeps "
+                f"{self.proved - self.over_all}")
 
     def tagged_line(self):
         """``UPOS/XPOS/LEMMA/FEATS predicted by the model's tagger in 50 of 100 sentences``."""

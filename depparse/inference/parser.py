@@ -36,7 +36,7 @@ from ..errors import InputWarning, UsageError
 from ..features.dense import DenseArcs, model_dense_term
 from ..features.label_dense import LabelDense
 from ..features.network import model_network
-from ..features.parts import build_parts, template_switches
+from ..features.parts import all_arcs, build_parts, template_switches
 from ..features.tag_arcs import tag_arc_table
 from ..model import Model
 from .candidates import candidate_arcs
@@ -100,6 +100,9 @@ class ParseResult:
     # bound nodes (``nodes`` counts the first run too); ``bnb_seconds`` is part of ``seconds``
     optimal: bool = False
     proof: str | None = None
+    # the graph ``proof`` holds over: "pruned" (the arcs the pruner kept, ``kept_arcs``),
+    # "all" (every arc: an mst model, or --proof all); None when not proved
+    optimal_over: str | None = None
     nodes: int = 0
     bnb_iterations: int = 0
     bnb_seconds: float = 0.0
@@ -196,12 +199,14 @@ class Parser:
                                        ld, self.dense, len(model.vocab.deprel)))
 
     # -- pruning ---------------------------------------------------------------------------
-    def set_pruning(self, threshold=None, max_heads=None):
+    def set_pruning(self, threshold=None, max_heads=None, network=None):
         """Prune harder (faster) or more loosely than the model was trained with.
 
         The pruner keeps, for each word, the heads whose marginal is at least ``threshold``
         times that of its best head, at most ``max_heads`` of them (the model's settings,
-        1e-5 and 20 by default, when not given).  On en_ewt test, 1e-4 / 10 heads parses
+        1e-5 and 20 by default, when not given), and, in a model with a learned network, the
+        heads whose network probability is at least ``network`` times the best head's
+        (:mod:`.candidates`; default 1e-3, 0: none).  On en_ewt test, 1e-4 / 10 heads parses
         with the shipped model 1.36 times as fast at 0.16 lower UAS (README, Command line).
 
         Raises
@@ -212,11 +217,28 @@ class Parser:
             For an ``mst`` model (it does not prune).
         """
         changes = {k: v for k, v in (("prune_threshold", threshold),
-                                     ("prune_max_heads", max_heads)) if v is not None}
+                                     ("prune_max_heads", max_heads),
+                                     ("prune_network", network)) if v is not None}
         if not changes:
             return
         if self.order == 0:
             raise UsageError("this is an mst model: it scores all arcs and does not prune")
+        self.decoding = dataclasses.replace(self.decoding, **changes)  # validates the values
+
+    def set_proof(self, over="pruned", max_words=None):
+        """Prove every tree optimal over ``over``: ``"pruned"``, the arcs the pruner keeps
+        (the default), or ``"all"``, every arc of the sentence (decoded without pruning, up
+        to ``max_words`` words, default the model's 80; a longer sentence keeps the pruned
+        proof).  ``ParseResult.optimal_over`` says which a tree got (``parse --proof``).
+
+        Raises
+        ------
+        ConfigError
+            For another ``over`` or ``max_words < 1``.
+        """
+        changes = {"proof": True, "proof_over": over}
+        if max_words is not None:
+            changes["proof_max_words"] = max_words
         self.decoding = dataclasses.replace(self.decoding, **changes)  # validates the values
 
     def set_joint(self, weight=None, k=None, margin=None, on=True):
@@ -248,12 +270,44 @@ class Parser:
         self.joint = JointSettings(**given)
 
     def keep_mask(self, enc, single_root=None):
-        """Arcs the decoder may use: all for ``mst`` models, else the pruner's kept arcs."""
+        """Arcs the decoder may use: all for ``mst`` models, else the pruner's kept arcs and
+        the learned network's likely heads (:func:`~.candidates.candidate_arcs`)."""
         d = self.decoding
         single = d.single_root if single_root is None else single_root
         pruner_weights = self.pruner_weights if self.order > 0 else None
+        net = (self.learned.arc_logprobs(enc)
+               if self.learned is not None and d.prune_network > 0 and self.order > 0 else None)
         return candidate_arcs(enc, pruner_weights, self.config.pruner_bits, d.prune_threshold,
-                              d.prune_max_heads, single, self.pruner_dense)
+                              d.prune_max_heads, single, self.pruner_dense, net,
+                              d.prune_network)
+
+    def pruner_recall(self):
+        """``(recall, at_least)``: the pruner's gold-arc recall on dev (a percentage) that the
+        model's training measured, for the pruning this parser does, or ``(None, False)``
+        where it is not known (another threshold or cap than the model's, an ``mst`` model,
+        no measurement).  ``at_least``: the parser keeps more arcs than were measured (the
+        learned network's heads on top of a measurement of the pruner alone, or at a lower
+        ``prune_network``), so that the recall is at least that."""
+        d, trained = self.decoding, self.model.decoding
+        hist = self.model.info.get("history", []) if isinstance(self.model.info, dict) else []
+        got = next((h for h in hist if isinstance(h, dict) and "pruner_dev_recall" in h), None)
+        if (self.order == 0 or got is None or d.prune_threshold != trained.prune_threshold
+                or d.prune_max_heads != trained.prune_max_heads):
+            return None, False
+        measured = float(got.get("pruner_network", 0.0))  # 0: the pruner alone
+        now = d.prune_network if self.learned is not None else 0.0
+        if now == measured:
+            return float(got["pruner_dev_recall"]), False
+        if measured == 0.0 or 0.0 < now < measured:  # a superset of the measured arcs
+            return float(got["pruner_dev_recall"]), True
+        return None, False
+
+    def proves_all(self, n) -> bool:
+        """Is a sentence of ``n`` words decoded over all its arcs, so that its proof holds
+        over every tree (an ``mst`` model; ``proof_over = "all"`` up to ``proof_max_words``
+        words)?"""
+        d = self.decoding
+        return self.order == 0 or (d.proof_over == "all" and n <= d.proof_max_words)
 
     def part_table(self, enc, keep=None, weights=None, dense=None, arc_weight=1.0):
         """The scored parts (:class:`~depparse.decode.parts.PartTable`) of an encoded sentence
@@ -306,20 +360,27 @@ class Parser:
         iterations (``max(budget, budget_per_word * n)``, at most ``max_iter``) is finished
         by branch and bound (:func:`~depparse.decode.bnb.decode_exact`), so that the tree is
         proved optimal; without it, dual decomposition stops at ``max_iter`` iterations with
-        the best tree (Koo et al. 2010, Sec. 7.5).
+        the best tree (Koo et al. 2010, Sec. 7.5).  The proof holds over the arcs decoded:
+        the pruner's kept arcs, or every arc of the sentence where :meth:`proves_all` (then
+        ``keep`` is not computed; a ``keep`` given is decoded over as it is), and
+        ``ParseResult.optimal_over`` says which (``"pruned"`` or ``"all"``).
         """
         d = self.decoding
         t0 = time.perf_counter()
         single, K, time_limit = self._limits(max_iter, single_root, time_limit)
         if keep is None:
-            keep = self.keep_mask(enc, single)
+            # --proof all: no pruning, so that the optimum is one over every tree (affordable
+            # up to proof_max_words: benchmarks/results/proofs.md)
+            keep = (all_arcs(enc.n + 1) if self.proves_all(enc.n)
+                    else self.keep_mask(enc, single))
+        over_all = _every_arc(keep)
         parts = self.part_table(enc, keep, weights, dense,
                                 self.arc_weight_given if arc_weight is None else arc_weight)
         if self.order == 0:
             heads = tree_decoder(d.projective)(parts.arc, single_root=single)
             return ParseResult(heads, True, 1, time.perf_counter() - t0,
                                kept_arcs=int(keep.sum()), optimal=True, proof=PROOF_EXACT,
-                               nodes=1)
+                               nodes=1, optimal_over=_over(True, over_all))
         kw = dict(alpha=d.alpha, single_root=single, projective=d.projective,
                   time_limit=time_limit)
         if d.proof:
@@ -336,7 +397,8 @@ class Parser:
             iterations = r.iterations
         res = ParseResult(r.heads, r.certificate, iterations, time.perf_counter() - t0,
                           kept_arcs=int(keep.sum()), timed_out=r.timed_out,
-                          optimal=proof is not None, proof=proof, nodes=nodes, **extra)
+                          optimal=proof is not None, proof=proof, nodes=nodes,
+                          optimal_over=_over(proof is not None, over_all), **extra)
         if trace:
             res.dual, res.primal, res.recomputed = r.dual, r.primal, r.recomputed
             res.best_changes = r.best_changes
@@ -477,6 +539,7 @@ class Parser:
         res = ParseResult(r.heads, r.certificate, root_iter, time.perf_counter() - t0,
                           kept_arcs=int(ji.keep.sum()), timed_out=r.timed_out,
                           optimal=proof is not None, proof=proof, nodes=nodes,
+                          optimal_over=_over(proof is not None, False),
                           tagged=tag_columns, joint=True, tags_changed=changed,
                           tag_candidates=int(ji.tags.ids.shape[0]), **extra)
         rels = self.labels(enc, r.heads, True)
@@ -803,6 +866,19 @@ class Parser:
     def parse_conllu(self, text, **kwargs):
         """Parse CoNLL-U text; returns CoNLL-U text (only HEAD and DEPREL changed)."""
         return _conllu(self.parse(read_conllu(io.BytesIO(text.encode("utf-8"))), **kwargs))
+
+
+def _every_arc(keep) -> bool:
+    """Does ``keep`` hold every arc of its sentence (``h -> m`` for all ``m >= 1``, ``h != m``)?"""
+    return bool(keep[all_arcs(keep.shape[0])].all())
+
+
+def _over(proved, over_all):
+    """``ParseResult.optimal_over`` of a decoding: None when not proved, else ``"all"`` when
+    it was over every arc, ``"pruned"`` otherwise."""
+    if not proved:
+        return None
+    return "all" if over_all else "pruned"
 
 
 def _conllu(sentences):

@@ -523,7 +523,10 @@ def setup_training(train_sents, dev_sents, config=None, decoding=None, training=
         words = sum(e.n for e in denc)
         if not any("pruner_dev_recall" in h for h in trainer.history):
             trainer.history.append({"pruner_dev_recall": 100.0 * hit / words,
-                                    "pruner_heads_per_word": kept / words})
+                                    "pruner_heads_per_word": kept / words,
+                                    # the network's heads kept beside (Parser.pruner_recall)
+                                    "pruner_network": (decoding.prune_network
+                                                       if parser.learned is not None else 0.0)})
         log.info("pruner on dev: gold-arc recall %.2f%%, %.2f heads per word",
                  100.0 * hit / words, kept / words)
     joint = (JointTraining(trainer, dev, checkpoint, resume)

@@ -19,9 +19,9 @@ import numpy as np
 
 from ..errors import ReportError
 
-__all__ = ["FORMAT", "PROOF_KINDS", "ReportSentence", "SUMMARY_KEYS", "VERSION", "build_report",
-           "load_report", "read_sentences", "report_header", "report_summary", "sentence_entry",
-           "validate_report"]
+__all__ = ["FORMAT", "OPTIMAL_OVER", "PROOF_KINDS", "ReportSentence", "SUMMARY_KEYS", "VERSION",
+           "build_report", "load_report", "read_sentences", "report_header", "report_summary",
+           "sentence_entry", "validate_report"]
 
 #: The ``format`` value of a parse report.
 FORMAT = "depparse-report"
@@ -33,6 +33,12 @@ VERSION = 3
 #: What can prove a tree optimal (``proof`` of a sentence; null: not proved): the dual
 #: decomposition certificate, branch and bound, or an exact first-order decoder (``mst``).
 PROOF_KINDS = ("dual", "branch-and-bound", "exact")
+
+#: The graphs a proof can hold over (``optimal_over`` of a sentence, optional in version 3):
+#: the arcs the pruner kept, or every arc of the sentence (``parse --proof all``, an ``mst``
+#: model).  A proved sentence without the key was proved over the kept arcs (over all of them
+#: for ``"exact"``: an ``mst`` model prunes nothing).
+OPTIMAL_OVER = ("pruned", "all")
 
 _TOP_KEYS = ("model", "max_iter", "single_root", "inputs", "summary", "sentences")
 SUMMARY_KEYS = ("sentences", "words", "certified", "cert_rate", "seconds", "words_per_sec")
@@ -121,11 +127,14 @@ class ReportSentence:
     lemmas: list | None = None
     joint: bool = False  # tree and UPOS decoded jointly (parse --joint); its proof is theirs
     tags_changed: int = 0  # UPOS the joint decoder changed from the tagger's
+    optimal_over: str | None = None  # "pruned" or "all" where proved (OPTIMAL_OVER)
 
     def __post_init__(self):
         if self.optimal is None:
             self.optimal = bool(self.certificate)
             self.proof = "dual" if self.certificate else None
+        if self.optimal and self.optimal_over is None:
+            self.optimal_over = "all" if self.proof == "exact" else "pruned"
 
     def tree_at(self, cap: int) -> np.ndarray:
         """Best-primal tree within the first ``cap`` iterations (see module docstring)."""
@@ -159,6 +168,13 @@ def _proof(raw: Mapping, version: int) -> dict:
     if not _is_int(nodes) or nodes < 0:
         raise _Invalid(f"'nodes' must be a non-negative integer, got {nodes!r}")
     out = {"optimal": optimal, "proof": proof, "nodes": int(nodes)}
+    over = raw.get("optimal_over")
+    if over is not None and over not in OPTIMAL_OVER:
+        raise _Invalid(f"'optimal_over' must be null or one of {', '.join(OPTIMAL_OVER)}, got "
+                       f"{over!r}")
+    if over is not None and not optimal:
+        raise _Invalid(f"'optimal_over' is {over!r} but 'optimal' is false")
+    out["optimal_over"] = over
     it, sec = raw.get("bnb_iterations", 0), raw.get("bnb_seconds", 0.0)
     if not _is_int(it) or it < 0:
         raise _Invalid(f"'bnb_iterations' must be a non-negative integer, got {it!r}")
@@ -340,6 +356,8 @@ def validate_report(report: Mapping[str, Any], source: str | None = None) -> Non
                             "forms", "upos", "lemmas" (optional: the words, for the
                             report's tree page),
                             "optimal", "proof", "nodes" (version 3),
+                            "optimal_over" (optional: "pruned" or "all", null where not
+                            proved),
                             "bnb_iterations", "bnb_seconds" (optional),
                             "joint", "tags_changed" (optional: tree and UPOS decoded
                             jointly, the UPOS changed from the tagger's),
@@ -352,6 +370,9 @@ def validate_report(report: Mapping[str, Any], source: str | None = None) -> Non
         proved optimal and ``proof`` how: ``"dual"`` (that certificate), ``"branch-and-bound"``
         (the search of :mod:`depparse.decode.bnb` finished the proof), ``"exact"`` (an ``mst``
         model, decoded exactly) or null (not proved: ``--no-proof`` or ``--time-limit``);
+        ``optimal_over`` over which arcs: ``"pruned"`` (the arcs the pruner kept: no tree
+        over them scores higher, a tree using a pruned arc might) or ``"all"`` (every arc:
+        no tree of the sentence scores higher; ``parse --proof all``, ``mst`` models);
         ``nodes`` counts the dual decomposition runs (the first one and every branch and bound
         node), ``bnb_iterations``/``bnb_seconds`` what the branch and bound nodes took
         (``bnb_seconds`` is part of ``seconds``).
@@ -408,16 +429,23 @@ def report_header(parser, max_iter=None, single_root=None) -> dict:
     """The keys of a report that come before its sentences: format, version, the model and
     the decoding settings of ``parser`` (a :class:`~depparse.inference.parser.Parser`)."""
     cfg, dec = parser.config, parser.decoding
+    recall, at_least = parser.pruner_recall()
     return {
         "format": FORMAT, "version": VERSION,
         "model": {"path": parser.path, "model": cfg.model, "projective": dec.projective,
                   "bits": cfg.bits, "prune_threshold": dec.prune_threshold,
                   "prune_max_heads": dec.prune_max_heads,
+                  "prune_network": dec.prune_network,
+                  # the pruner's gold-arc recall on dev (a percentage, or null when not known
+                  # for these settings; "at least" that much: Parser.pruner_recall)
+                  "pruner_dev_recall": recall, "pruner_dev_recall_at_least": at_least,
                   "context_layer": cfg.context_layer},
         "max_iter": int(dec.max_iter if max_iter is None else max_iter),
         "single_root": bool(dec.single_root if single_root is None else single_root),
         "decoding": {"solver": dec.solver, "proof": bool(dec.proof), "budget": int(dec.budget),
-                     "budget_per_word": int(dec.budget_per_word)}}
+                     "budget_per_word": int(dec.budget_per_word),
+                     "proof_over": dec.proof_over,
+                     "proof_max_words": int(dec.proof_max_words)}}
 
 
 def sentence_entry(fname, index, sentence, parsed, r) -> dict:
@@ -430,6 +458,7 @@ def sentence_entry(fname, index, sentence, parsed, r) -> dict:
         "file": fname, "index": index, "sent_id": sentence.sent_id, "n": sentence.n,
         "certificate": bool(r.certificate), "iterations": int(r.iterations),
         "optimal": bool(r.optimal), "proof": r.proof, "nodes": int(r.nodes),
+        "optimal_over": getattr(r, "optimal_over", None),
         "bnb_iterations": int(r.bnb_iterations), "bnb_seconds": float(r.bnb_seconds),
         "joint": bool(getattr(r, "joint", False)),
         "tags_changed": int(getattr(r, "tags_changed", 0)),

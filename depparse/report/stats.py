@@ -295,6 +295,7 @@ def summarize(report: Mapping[str, Any], sents: list[ReportSentence]) -> dict[st
             }
         )
     proved = sum(bool(s.optimal) for s in sents)
+    over_all = sum(bool(s.optimal) and s.optimal_over == "all" for s in sents)
 
     given = report["summary"]
     return _jsonable(
@@ -317,6 +318,8 @@ def summarize(report: Mapping[str, Any], sents: list[ReportSentence]) -> dict[st
             "proved": proved,
             "unproved": total - proved,
             "proved_pct": pct(proved, total),
+            "proved_over_all": over_all,
+            "proved_over_pruned": proved - over_all,
             "proofs": proofs,
             "bnb_sentences": sum(s.proof == "branch-and-bound" for s in sents),
             "bnb_nodes": sum(s.nodes - 1 for s in sents if s.nodes > 1),
@@ -356,11 +359,13 @@ def summarize_report(report: Mapping[str, Any]) -> dict[str, Any]:
         ``recomputed`` (per iteration: ``mean_pct`` and ``running``; ``None`` without
         traces), ``iteration_histogram`` (Rush et al. 2010, Table 1 buckets plus ``not
         certified``), ``uas_by_length``, ``hardest`` and a copy of the input's metadata.
-        Proofs of optimality: ``proved``/``unproved`` (sentences whose tree is / is not proved
-        optimal), ``proved_pct``, ``proofs`` (one entry per kind: ``proof`` = ``"dual"``,
-        ``"branch-and-bound"``, ``"exact"`` (``mst`` models only) or ``"not proved"``, with
-        its ``sentences``, ``pct``, ``words``, ``seconds`` (decoding time of those sentences,
-        first run included), ``bnb_seconds`` (the branch and bound part), ``nodes`` (dual
+        Proofs of optimality: ``proved``/``unproved`` (sentences whose tree is / is not
+        proved optimal), ``proved_pct``, ``proved_over_all``/``proved_over_pruned`` (of
+        them, those proved over every arc of the sentence / over the arcs the pruner kept),
+        ``proofs`` (one entry per kind: ``proof`` = ``"dual"``, ``"branch-and-bound"``,
+        ``"exact"`` (``mst`` models only) or ``"not proved"``, with its ``sentences``,
+        ``pct``, ``words``, ``seconds`` (decoding time of those sentences, first run
+        included), ``bnb_seconds`` (the branch and bound part), ``nodes`` (dual
         decomposition runs, the first ones included), ``max_nodes``, ``iterations`` (all
         runs)), ``bnb_sentences``, ``bnb_nodes`` (branch and bound nodes beyond the first
         runs) and ``bnb_seconds``.

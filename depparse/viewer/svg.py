@@ -99,7 +99,8 @@ class Tree:
         Shown above the drawing by the pages.
     proof : dict, optional
         ``optimal``, ``proof`` (``"dual"``, ``"branch-and-bound"``, ``"exact"`` or None),
-        ``timed_out``, ``nodes``, ... of the sentence's parse (:func:`proof_badge`).
+        ``optimal_over`` (``"pruned"``, ``"all"``), ``timed_out``, ``nodes``, ... of the
+        sentence's parse (:func:`proof_badge`).
     """
 
     words: Sequence[str]
@@ -391,21 +392,38 @@ def proof_badge(proof: dict | None) -> tuple[str, str]:
 
     ``kind`` is the badge's CSS class: ``proved`` (dual certificate, branch and bound or an
     exact decoder), ``unproved`` or ``unknown`` (no proof information, e.g. a CoNLL-U file).
+    The words say what is proved: optimal *over all arcs* (``optimal_over = "all"``: no tree
+    of the sentence scores higher; an exact decoder always) or *over the arcs the pruner
+    keeps* (otherwise: a tree using a pruned arc might score higher), with the pruner's
+    gold-arc recall on dev where ``pruner_dev_recall`` gives it (``pruner_dev_recall_at_least``:
+    at least that much).
     """
     if not proof:
         return "unknown", "proof not known (no parse report)"
     kind = proof.get("proof")
-    if kind == "dual":
-        return "proved", "proved optimal: dual decomposition certificate"
-    if kind == "branch-and-bound":
+    how = {"dual": "dual decomposition certificate", "branch-and-bound": "branch and bound",
+           "exact": "exact decoder (arc-factored model)"}.get(kind)
+    if how is not None:
         nodes = proof.get("nodes")
-        return "proved", ("proved optimal: branch and bound"
-                          + (f" ({nodes:,} nodes)" if isinstance(nodes, int) else ""))
-    if kind == "exact":
-        return "proved", "proved optimal: exact decoder (arc-factored model)"
+        if kind == "branch-and-bound" and isinstance(nodes, int):
+            how += f" ({nodes:,} nodes)"
+        return "proved", f"proved optimal {_over_words(proof)}: {how}"
     if proof.get("timed_out"):
         return "unproved", "not proved within the time limit: the best tree found"
     return "unproved", "not proved: the best tree found (decoded without a proof)"
+
+
+def _over_words(proof: dict) -> str:
+    """``"over all arcs"`` or ``"over the arcs the pruner keeps (99.61% of gold arcs on
+    dev)"``: the graph a proof holds over (:func:`proof_badge`)."""
+    if proof.get("optimal_over") == "all" or (proof.get("optimal_over") is None
+                                              and proof.get("proof") == "exact"):
+        return "over all arcs"
+    recall = proof.get("pruner_dev_recall")
+    if not isinstance(recall, (int, float)):
+        return "over the arcs the pruner keeps"
+    least = "at least " if proof.get("pruner_dev_recall_at_least") else ""
+    return f"over the arcs the pruner keeps ({least}{recall:.2f}% of gold arcs on dev)"
 
 
 def tree_from_sentence(sentence, proof: dict | None = None, gold=None) -> Tree:
@@ -431,7 +449,7 @@ def tree_from_report(s) -> Tree:
 
     words = col(s.forms) or [str(i) for i in range(1, n + 1)]
     proof = {"optimal": s.optimal, "proof": s.proof, "nodes": s.nodes,
-             "timed_out": s.timed_out}
+             "timed_out": s.timed_out, "optimal_over": s.optimal_over}
     return Tree(words=words, heads=[int(h) for h in s.heads[1:]], labels=col(s.rels),
                 upos=col(s.upos), lemmas=col(s.lemmas),
                 gold_heads=None if s.gold is None else [int(h) for h in s.gold[1:]],
