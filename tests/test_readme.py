@@ -1,9 +1,10 @@
 """Every code block of the README runs as written (issue 25).
 
 The blocks are taken from README.md itself and run in a fresh folder that holds the files
-they name (``input.conllu`` and ``gold.conllu``: the demo's sample sentences; ``train.conllu``
-and ``dev.conllu``: small synthetic treebanks; ``texts/``: a plain-text file): the Python
-block of the API as one script (in the fast suite), the spaCy block when spaCy is installed,
+they name (``input.conllu``, ``gold.conllu`` and ``corpora/sample.conllu``: the demo's
+sample sentences; ``train.conllu`` and ``dev.conllu``: small synthetic treebanks; ``texts/``: a
+plain-text file): the Python block of the API as one script (in the fast suite), the spaCy
+block when spaCy is installed,
 each line of a command-line block as a shell command with ``depparse`` the installed command
 (marked slow: a dozen runs of the shipped model); ``depparse serve`` is started in the
 background, the lines after it talk to it, and it is stopped at the end of its block.  A
@@ -38,6 +39,8 @@ NOT_RUN = {
         "make: the test suite itself, and model and table builds of hours",
     "make dist model-packages": "make wheel-check runs these steps (CI, after make test): "
         "the wheels built, installed into a fresh environment, parsing outside the checkout",
+    "source .venv/bin/activate    # once per shell (or call .venv/bin/depparse)":
+        "the set-up the tests run in: depparse is on their PATH",
 }
 
 #: How long ``depparse serve`` may take to answer (it loads the model in its workers).
@@ -56,6 +59,8 @@ def folder(tmp_path_factory):
     sample = REPO / "corpora" / "sample.conllu"
     shutil.copy(sample, d / "input.conllu")
     shutil.copy(sample, d / "gold.conllu")
+    (d / "corpora").mkdir()
+    shutil.copy(sample, d / "corpora" / "sample.conllu")  # the quickstart runs from a checkout
     (d / "train.conllu").write_text(synthetic.conllu_text(200, 1), encoding="utf-8")
     (d / "dev.conllu").write_text(synthetic.conllu_text(50, 2), encoding="utf-8")
     (d / "texts").mkdir()
