@@ -250,6 +250,7 @@ def test_parse_answers_words_tree_proof_and_drawing(server, cli):
         assert s["upos"] == [r[3] for r in rows] and s["lemmas"] == [r[2] for r in rows]
         assert s["optimal"] is True and s["proof"] in ("dual", "branch-and-bound")
         assert s["certificate"] == (s["proof"] == "dual") and s["timed_out"] is False
+        assert s["optimal_over"] == "pruned"  # the server parses as `depparse parse` does
         assert s["iterations"] >= 1 and s["seconds"] > 0 and s["nodes"] >= 1
         assert s["badge"]["kind"] == "proved" and "proved optimal" in s["badge"]["text"]
         html = s["html"]

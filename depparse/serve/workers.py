@@ -191,7 +191,8 @@ def _info(s, r, index, prefix) -> dict:
     if r is not None:
         proof = {"optimal": bool(r.optimal), "proof": r.proof, "certificate": bool(r.certificate),
                  "iterations": int(r.iterations), "nodes": int(r.nodes),
-                 "seconds": round(float(r.seconds), 6), "timed_out": bool(r.timed_out)}
+                 "seconds": round(float(r.seconds), 6), "timed_out": bool(r.timed_out),
+                 "optimal_over": r.optimal_over}
     kind, words = proof_badge(proof)
     return {"index": index, "sent_id": s.sent_id, "text": s.text,
             "words": list(s.forms[1:]), "lemmas": list(s.lemmas[1:]), "upos": list(s.upos[1:]),
