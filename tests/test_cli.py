@@ -283,3 +283,46 @@ def test_train_shows_progress_of_the_final_dev_evaluation(syn, tmp_path, monkeyp
     assert start < ticks[0][0]
     rc, _, err = run_cli([*args, "-q", "-o", tmp_path / "q.npz"])
     assert rc == 0 and err == "", err
+
+
+def test_input_horizontal_and_vertical(syn, tmp_path):
+    """UDPipe's tokenized formats (issue 51): a sentence per line, or a word per line; the
+    output is that of the same words as CoNLL-U, the errors name the input's file and line,
+    and a run continues (--resume) after any sentence's line."""
+    from depparse.cli.stream import Reader
+
+    sents = read_conllu(syn.test)[:40]
+    words = [list(s.forms[1:]) for s in sents]
+    conllu = tmp_path / "words.conllu"
+    conllu.write_text("".join("".join(f"{i}\t{w}\t_\t_\t_\t_\t_\t_\t_\t_\n"
+                                      for i, w in enumerate(ws, 1)) + "\n" for ws in words),
+                      encoding="utf-8")
+    horizontal = tmp_path / "words.h.txt"
+    horizontal.write_text("".join("  ".join(ws) + "\n" for ws in words), encoding="utf-8")
+    vertical = tmp_path / "words.v.txt"
+    vertical.write_text("".join("".join(w + "\n" for w in ws) + "\n" for ws in words),
+                        encoding="utf-8")
+    rc, ref, err = run_cli(["parse", conllu, "--model", syn.model, "-q"])
+    assert rc == 0, err
+    for kind, path in (("horizontal", horizontal), ("vertical", vertical)):
+        rc, out, err = run_cli(["parse", "--input", kind, path, "--model", syn.model, "-q"])
+        assert rc == 0 and out == ref, (kind, err)
+        rc, out, err = run_cli(["parse", "--input", kind, "-", "--model", syn.model, "-q"],
+                               stdin=path.read_bytes())
+        assert rc == 0 and out == ref, (kind, err)
+    from depparse.api import load
+
+    parser = load(syn.model)
+    for kind, path in (("horizontal", horizontal), ("vertical", vertical)):
+        lines = [p for _, p in Reader(parser, kind, str(path)).it]
+        assert len(lines) == 40 and lines[0] == 1
+        rest = Reader(parser, kind, str(path), after=lines[24])
+        assert [list(s.forms[1:]) for s, _ in rest.it] == words[25:]
+        rest.close()
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(horizontal.read_bytes() + b"a b \xff c\n")
+    rc, _, err = run_cli(["parse", "--input", "horizontal", bad, "--model", syn.model])
+    assert rc == 2 and err.startswith(f"depparse: error: {bad}:41: invalid UTF-8"), err
+    rc, _, err = run_cli(["parse", "--input", "vertical", vertical, "--model", syn.model,
+                          "--scheduler", "tcp://127.0.0.1:1"])
+    assert rc == 2 and "--input vertical: not with --scheduler" in err, err

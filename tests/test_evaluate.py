@@ -291,6 +291,12 @@ def test_retokenized_hand_computed(tmp_path):
     assert sc.uas_nopunct == 100 * (4 / 12)
     assert "Tokens           57.14  (4/7)" in sc.format()
     assert "Sentences" in sc.format() and "0 correct, 2 gold, 1 system" in sc.format()
+    # each metric once (issue 51: UAS and LAS were printed twice on retokenized output)
+    names = [line.split("  ")[0].strip() for line in sc.format().splitlines()[1:]]
+    assert names == ["Tokens", "Sentences", "Words", "UPOS", "XPOS", "UFeats", "AllTags",
+                     "Lemmas", "UAS", "LAS", "UAS (no punct)", "LAS (no punct)"]
+    uas = sc.format().splitlines()[9]
+    assert uas.startswith("UAS ") and "3 correct, 8 gold, 7 system" in uas
 
 
 @needs_official

@@ -6,6 +6,7 @@ the whole path in a tiny configuration (train, save, load, parse, every tree pro
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -39,28 +40,33 @@ needs_jax = pytest.mark.skipif(
 
 SPEC = NetworkSpec(words=30, chars=20, labels=7, tags=6, vec_dim=5, word_dim=6, char_dim=4,
                    char_filters=5, hidden=7, layers=2, arc_dim=8, label_dim=3, max_chars=6)
+#: SPEC with the multilingual encoder's mix of 3 layers (of 5 dimensions here)
+MIX_SPEC = dataclasses.replace(SPEC, mix_layers=3, mix_dim=5, mix_proj=4)
 
 
-def _items(seed=0, lengths=(4, 7, 2)):
+def _items(seed=0, lengths=(4, 7, 2), spec=SPEC):
     rng = np.random.default_rng(seed)
     out = []
     for n in lengths:
-        words = np.concatenate([[1], rng.integers(2, SPEC.words, n)])
+        words = np.concatenate([[1], rng.integers(2, spec.words, n)])
         forms = ["<root>"] + ["".join(rng.choice(list("abcdeéxyz"), rng.integers(1, 10)))
                               for _ in range(n)]
-        out.append((words, forms, rng.standard_normal((n, SPEC.vec_dim)).astype(np.float32)))
+        item = (words, forms, rng.standard_normal((n, spec.vec_dim)).astype(np.float32))
+        if spec.mix_layers:
+            item += (rng.standard_normal((n, spec.mix_layers, spec.mix_dim)).astype(np.float16),)
+        out.append(item)
     return out
 
 
-def _params(seed=0):
-    p = init_params(SPEC, seed)
+def _params(seed=0, spec=SPEC):
+    p = init_params(spec, seed)
     rng = np.random.default_rng([seed, 1])
     # the zero-initialised bilinear forms and biases made non-zero, so that every term counts
     return {k: (v + 0.3 * rng.standard_normal(v.shape)).astype(np.float32) for k, v in p.items()}
 
 
-def _numpy_outputs(p, batch, heads, packed=False):
-    r = numpy_forward(p, batch, SPEC) if packed else forward(np, numpy_scan, p, batch, SPEC)
+def _numpy_outputs(p, batch, heads, packed=False, spec=SPEC):
+    r = numpy_forward(p, batch, spec) if packed else forward(np, numpy_scan, p, batch, spec)
     return (log_softmax_heads(np, arc_scores(np, p, r, batch["lengths"])),
             label_scores(np, p, r, heads), tag_scores(np, p, r))
 
@@ -147,20 +153,21 @@ def test_numpy_forward_bit_for_bit_at_the_shipped_sizes(hidden):
 
 
 @needs_jax
-def test_numpy_and_jax_forward_agree():
+@pytest.mark.parametrize("spec", [SPEC, MIX_SPEC], ids=["words", "encoder mix"])
+def test_numpy_and_jax_forward_agree(spec):
     """One definition of the maths, two array modules: equal to float32 round-off."""
     import jax
     import jax.numpy as jnp
 
-    p = _params(1)
+    p = _params(1, spec)
     index = {c: i + 3 for i, c in enumerate("abcdeéxyz")}
-    batch = encode_batch(_items(1), SPEC, index, T=9)
+    batch = encode_batch(_items(1, spec=spec), spec, index, T=9)
     heads = np.random.default_rng(0).integers(0, 3, (3, 9))
-    want = _numpy_outputs(p, batch, heads)
-    packed = _numpy_outputs(p, batch, heads, packed=True)
+    want = _numpy_outputs(p, batch, heads, spec=spec)
+    packed = _numpy_outputs(p, batch, heads, packed=True, spec=spec)
     jp = {k: jnp.asarray(v) for k, v in p.items()}
     jb = {k: jnp.asarray(v) for k, v in batch.items()}
-    r = forward(jnp, jax.lax.scan, jp, jb, SPEC)
+    r = forward(jnp, jax.lax.scan, jp, jb, spec)
     got = (log_softmax_heads(jnp, arc_scores(jnp, jp, r, jb["lengths"])),
            label_scores(jnp, jp, r, jnp.asarray(heads)), tag_scores(jnp, jp, r))
     for name, a, a2, b in zip(("arcs", "labels", "tags"), want, packed, got, strict=True):
@@ -175,7 +182,7 @@ def test_numpy_and_jax_forward_agree():
 def _gold(items, seed=0):
     rng = np.random.default_rng([seed, 5])
     out = []
-    for w, _, _ in items:
+    for w, *_ in items:
         N = len(w)
         heads = np.array([0] + [int(rng.integers(0, N)) for _ in range(N - 1)])
         heads[1:][heads[1:] == np.arange(1, N)] = 0
@@ -184,18 +191,20 @@ def _gold(items, seed=0):
 
 
 @needs_jax
-def test_loss_gradient_matches_finite_differences():
+@pytest.mark.parametrize("spec", [SPEC, MIX_SPEC], ids=["words", "encoder mix"])
+def test_loss_gradient_matches_finite_differences(spec):
     """The training loss's gradient (jax.grad through the shared forward pass) against central
-    differences, in float64, for a sample of coordinates of every parameter."""
+    differences, in float64, for a sample of coordinates of every parameter (the encoder
+    mix's weights, scale and projection among them)."""
     import jax
     import jax.numpy as jnp
 
     from depparse.learn.network import NetworkTrainer
 
-    items = _items(2)
+    items = _items(2, spec=spec)
     gold = _gold(items)
     with jax.enable_x64(True):
-        net = Network(SPEC, _params(2), list("abcdeéxyz"), np.zeros(5), np.ones(5))
+        net = Network(spec, _params(2, spec), list("abcdeéxyz"), np.zeros(5), np.ones(5))
         t = NetworkTrainer(net, dropout=0.0, word_dropout=0.0)
         loss = t._loss_fn()
         _, batch = next(t.batches(items, gold))

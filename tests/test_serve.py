@@ -153,6 +153,88 @@ def test_text_whitespace_in_misc_unless_normalized_spaces(server):
         line for s in answers["normalized_spaces"] for line in s.lines)
 
 
+def _client(server, **params):
+    """A call as UDPipe's own client (udpipe2_client.py) makes it: multipart text/plain parts,
+    ``input`` and ``output`` always sent, the other options only when given."""
+    return udpipe(server.url, "process", {"input": "conllu", "output": "conllu", **params},
+                  "multipart")
+
+
+def _sentences(result):
+    import io
+
+    from depparse.conllu import read_conllu
+
+    f = io.BytesIO(result.encode("utf-8"))
+    f.name = "answer.conllu"
+    return read_conllu(f)
+
+
+def test_udpipe_client_with_tokenizer_presegmented(server):
+    """Issue 51: tokenizer=presegmented was ignored (with a warning the client never prints):
+    a line holding two sentences came back as two.  Now every line is a sentence, its words
+    cut by the tokenizer, and the text is kept exactly."""
+    from depparse.conllu import document_text
+
+    data = "The cat sat. It purred.\nDon't go  there\n\nA new paragraph. Two sentences.\n"
+    status, answer = _client(server, data=data, tokenizer="presegmented", parser="",
+                             model="english")
+    assert status == 200 and "warnings" not in answer, answer
+    sents = _sentences(answer["result"])
+    assert [s.text for s in sents] == ["The cat sat. It purred.", "Don't go there",
+                                       "A new paragraph. Two sentences."]
+    assert document_text(sents) == data
+    assert all(sorted(s.heads[1:]).count(0) == 1 for s in sents)  # parsed
+    status, plain = _client(server, data=data, tokenizer="", parser="", model="english")
+    assert len(_sentences(plain["result"])) == 5  # without it the tokenizer splits them
+
+
+def test_udpipe_client_with_tokenizer_ranges(server):
+    """tokenizer=ranges: TokenRange=start:end in MISC, character offsets into the data (a
+    multiword token's on its token line), also with presegmented and normalized_spaces."""
+    data = "Žluťoučký  kůň didn't jump.\r\n\nIt purred 😺."
+    for options in ("ranges", "presegmented;ranges", "ranges;normalized_spaces"):
+        status, answer = udpipe(server.url, "process", {"tokenizer": options, "data": data})
+        assert status == 200 and "warnings" not in answer, answer
+        tokens, mwt_end = [], 0
+        for line in answer["result"].splitlines():
+            cols = line.split("\t")
+            if len(cols) != 10:
+                mwt_end = 0  # a sentence's end (or a comment)
+                continue
+            ranges = [m for m in cols[9].split("|") if m.startswith("TokenRange=")]
+            if "-" not in cols[0] and int(cols[0]) <= mwt_end:
+                assert not ranges, line  # a word of a multiword token
+                continue
+            assert len(ranges) == 1 and cols[9].endswith(ranges[0]), line
+            a, b = map(int, ranges[0].split("=")[1].split(":"))
+            tokens.append((cols[1], data[a:b]))
+            if "-" in cols[0]:
+                mwt_end = int(cols[0].split("-")[1])
+        assert [form for form, _ in tokens] == ["Žluťoučký", "kůň", "didn't", "jump", ".",
+                                                "It", "purred", "😺", "."], options
+        assert all(form == text for form, text in tokens), tokens
+
+
+def test_udpipe_client_with_input_horizontal_and_a_udpipe_model_name(server, cli):
+    for model in ("english", "english-ewt", "english-ewt-ud-2.17-251125",
+                  "en_ewt-ud-2.17-251125"):
+        status, answer = _client(server, input="horizontal", data="The cat sat .\nIt  purred\n",
+                                 parser="", model=model)
+        assert status == 200 and answer["model"] == "en_ewt_gs", (model, answer)
+        assert answer["result"] == cli["hand"]
+    status, answer = _client(server, data="x", tokenizer="", model="english-gum-ud-2.17-251125")
+    assert status == 400 and "does not exist" in answer and answer.count("\n") == 1
+
+
+def test_options_depparse_cannot_honour_are_400(server):
+    for params, needle in (({"tokenizer": "joint_with_parsing"}, "not known"),
+                           ({"tagger": "use_lemma"}, "takes no options"),
+                           ({"tokenizer": "", "input": "vertical"}, "cannot be tokenized")):
+        status, answer = _client(server, data=SHORT, **params)
+        assert status == 400 and needle in answer and answer.count("\n") == 1, answer
+
+
 def test_parse_answers_words_tree_proof_and_drawing(server, cli):
     status, answer = udpipe(server.url, "parse", {"tokenizer": "", "data": LONG})
     assert status == 200, answer
@@ -265,7 +347,9 @@ def test_broken_conllu_gets_the_cli_message(server, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     Path("data").write_text(bad, encoding="utf-8")
     rc, _, err = run_cli(["parse", "data"])
-    assert rc == 2 and err == f"depparse: error: {message}"
+    # the same line, less the CLI's advice on --skip-bad (a flag the server has not)
+    hint = "; --skip-bad skips malformed sentences (listing them) and parses the others"
+    assert rc == 2 and err == f"depparse: error: {message.rstrip()}{hint}\n", err
 
 
 def test_a_body_over_the_limit_is_413_at_once(server):
@@ -347,6 +431,24 @@ def test_a_few_dozen_concurrent_requests_all_right(server, cli):
     with ThreadPoolExecutor(4) as ex:
         ok = list(ex.map(one, jobs))
     assert all(ok), [j for j, good in zip(jobs, ok, strict=True) if not good]
+
+
+def test_the_page_says_what_an_unproved_tree_is():
+    """The page's introduction (issue 51: it said "or the word that it is not", which reads as
+    "the tree is not optimal"): a tree without a proof is marked not proved, as its badge says
+    (depparse/viewer/svg.py, proof_badge)."""
+    import html
+    import re
+    from importlib import resources
+
+    from depparse.viewer import proof_badge
+
+    page = resources.files("depparse.serve").joinpath("static/index.html").read_text("utf-8")
+    intro = " ".join(html.unescape(re.search(r"<header>.*?<p>(.*?)</p>", page, re.S)
+                                   .group(1)).split())
+    assert "the word that it is not" not in intro
+    assert "highest-scoring tree" in intro and "“not proved” on the best tree found" in intro
+    assert proof_badge({"proof": None})[1].startswith("not proved: the best tree found")
 
 
 def test_the_page_and_its_files_are_served(server):

@@ -5,18 +5,18 @@ from __future__ import annotations
 
 import pytest
 
-from depparse.conllu import read_conllu
+import depparse
+from depparse.conllu import iter_horizontal, iter_vertical
 from depparse.serve.protocol import (
     PARAMETERS,
     RequestError,
     form_pairs,
-    horizontal,
     make_job,
     query_pairs,
-    vertical,
 )
 
-MODELS = {"en_ewt_gs": "en_ewt_gs", "en": "en_ewt_gs"}
+MODELS = {"en_ewt_gs": "en_ewt_gs", "en": "en_ewt_gs", "english": "en_ewt_gs",
+          "english-ewt": "en_ewt_gs", "en_ewt": "en_ewt_gs"}
 
 
 def job(pairs, **kw):
@@ -46,17 +46,66 @@ def test_udpipe_parameters_map_to_the_cli():
     assert job([("data", ""), ("model", "")]).model == "en_ewt_gs"  # empty: the default
 
 
-def test_options_depparse_does_not_have_are_ignored_with_a_warning():
+def test_udpipe_tokenizer_options_are_honoured():
+    """Issue 51: presegmented and ranges were ignored with a warning UDPipe's client never
+    prints; they are the job's now, and nothing is ignored."""
     j = job([("data", "x"), ("tokenizer", "presegmented;ranges"), ("parser", "1")])
-    assert j.input == "text" and j.parse and not j.normalized_spaces
-    assert len(j.warnings) == 1 and "presegmented;ranges" in j.warnings[0]
-    j = job([("data", "x"), ("tokenizer", "normalized_spaces;ranges")])  # UDPipe's option
-    assert j.normalized_spaces and j.warnings == (
-        "tokenizer options 'ranges' ignored: depparse's tokenizer takes only normalized_spaces "
-        "(the model's settings are used)",)
-    assert not job([("data", "x"), ("tokenizer", "")]).normalized_spaces
-    j = job([("data", "x"), ("tokenizer", ""), ("input", "vertical")])
-    assert j.input == "text" and "input=vertical ignored" in j.warnings[0]
+    assert (j.input, j.parse, j.presegmented, j.ranges, j.normalized_spaces, j.warnings) == (
+        "text", True, True, True, False, ())
+    j = job([("data", "x"), ("tokenizer", "normalized_spaces; Ranges")])
+    assert j.normalized_spaces and j.ranges and not j.presegmented and j.warnings == ()
+    j = job([("data", "x"), ("tokenizer", "")])
+    assert not (j.normalized_spaces or j.presegmented or j.ranges)
+    # UDPipe's client sends input=conllu with the tokenizer; horizontal is a sentence per
+    # line, as presegmented
+    assert job([("data", "x"), ("tokenizer", ""), ("input", "conllu")]).input == "text"
+    j = job([("data", "x"), ("tokenizer", "presegmented"), ("input", "horizontal")])
+    assert j.input == "text" and j.presegmented
+
+
+@pytest.mark.parametrize("pairs, needle", [
+    ([("tokenizer", "joint_with_parsing")], "tokenizer option 'joint_with_parsing' not known: "
+     "depparse's tokenizer takes only normalized_spaces, presegmented, ranges"),
+    ([("tokenizer", "ranges;guesser=1;x")], "tokenizer options 'guesser=1;x' not known"),
+    ([("tagger", "use_lemma")], "tagger option 'use_lemma' not known: depparse's tagger takes "
+     "no options"),
+    ([("parser", "beam=5")], "parser option 'beam=5' not known"),
+    ([("tokenizer", ""), ("input", "vertical")], "input=vertical cannot be tokenized"),
+    ([("tokenizer", ""), ("input", "horizontal")], "tokenizer=presegmented"),
+])
+def test_options_depparse_cannot_honour_are_400(pairs, needle):
+    status, message = status_of(job, [("data", "x"), *pairs])
+    assert status == 400 and needle in message, message
+
+
+def test_udpipe_model_names_resolve():
+    """UDPipe's names of its models: language, language-treebank, then UD's release and
+    date (any: not checked), also with the treebank's code; unknown treebanks are not."""
+    for name in ("english", "english-ewt", "english-ewt-ud-2.17-251125", "English-EWT-UD-2.17",
+                 "english-ewt-ud", "en_ewt-ud-2.17-251125", "en"):
+        assert job([("data", "x"), ("model", name)]).model == "en_ewt_gs", name
+    for name in ("english-gum", "english-gum-ud-2.17-251125", "german", "english-ud-x"):
+        status, message = status_of(job, [("data", "x"), ("model", name)])
+        assert status == 400 and "does not exist" in message
+
+
+def test_udpipe_model_names_resolve_in_the_catalog():
+    """The one place -m, depparse.load, the server and spaCy look names up
+    (depparse.catalog.find): UDPipe's spellings of the shipped models."""
+    from depparse import catalog
+
+    for names, model in ((("english", "english-ewt", "english-ewt-ud-2.17-251125",
+                           "en_ewt-ud-2.17-251125"), "en_ewt_gs"),
+                         (("portuguese", "portuguese-bosque-ud-2.17-251125"), "pt_bosque_gs"),
+                         (("turkish", "turkish-imst", "turkish-imst-ud-2.17-251125"),
+                          "tr_imst_gs")):
+        for name in names:
+            assert catalog.find(name).name == model, name
+    assert {"english", "english-ewt"} <= catalog.find("en").names()
+    assert catalog.base_name("english-ewt-ud-2.17-251125") == "english-ewt"
+    assert catalog.base_name("en_ewt_gs") == "en_ewt_gs"
+    with pytest.raises(depparse.ModelError, match="no model of that name"):
+        catalog.find("english-gum-ud-2.17-251125")
 
 
 @pytest.mark.parametrize("pairs, needle", [
@@ -114,16 +163,28 @@ def test_bad_bodies(body, kind, status, needle):
     assert got == status and needle in message
 
 
-def test_horizontal_and_vertical_input_become_conllu():
+def test_horizontal_and_vertical_input_become_sentences():
+    """UDPipe's formats (depparse/conllu/formats.py), as the server and `depparse parse
+    --input horizontal|vertical` read them: each sentence's line is the input's."""
     import io
 
-    h = read_conllu(io.BytesIO(horizontal("The cat  sat .\n\n  It purred\n").encode()))
-    assert [list(s.forms[1:]) for s in h] == [["The", "cat", "sat", "."], ["It", "purred"]]
-    v = vertical("The\tDET\ncat\n\n\nIt\npurred")
-    assert [list(s.forms[1:]) for s in read_conllu(io.BytesIO(v.encode()))] == [
-        ["The", "cat"], ["It", "purred"]]
-    assert v.split("\n")[4] == "1\tIt\t_\t_\t_\t_\t_\t_\t_\t_"  # line 5 stays line 5
-    assert horizontal("  \n") == "" and vertical("\n\n") == ""
+    def f(text):
+        b = io.BytesIO(text.encode("utf-8"))
+        b.name = "data"
+        return b
+
+    h = list(iter_horizontal(f("\ufeffThe cat  sat .\r\n\n  It purred\nNew\u00a0York\n")))
+    assert [list(s.forms[1:]) for s in h] == [["The", "cat", "sat", "."], ["It", "purred"],
+                                               ["New York"]]
+    assert [s.line_no for s in h] == [1, 3, 4]
+    v = list(iter_vertical(f("The\tDET\ncat\n\n\nIt\npurred")))
+    assert [list(s.forms[1:]) for s in v] == [["The", "cat"], ["It", "purred"]]
+    assert [s.line_no for s in v] == [1, 5]
+    assert list(iter_horizontal(f("  \n"))) == [] and list(iter_vertical(f("\n\n"))) == []
+    bad = io.BytesIO(b"a b\nc \xff d\n")
+    bad.name = "data"
+    with pytest.raises(depparse.ConlluError, match="^data:2: invalid UTF-8"):
+        list(iter_horizontal(bad))
 
 
 def test_slots_start_short_tasks_first_and_keep_a_worker_for_them():

@@ -383,3 +383,130 @@ def test_jobs_keep_the_predicted_tags(syn, tmp_path):
     assert outs[0] == outs[1]
     assert [list(s.upos) for s in read_conllu(io.BytesIO(outs[1]))] == [
         list(s.upos) for s in read_conllu(syn.test)]
+
+
+# ---------------------------------------------------------------------------------------
+# --resume edges and a bad line late in a big file (issue 51, items 3 and 4)
+
+
+def test_a_kill_after_the_first_batch_resumes_and_the_summary_splits(syn, big, tmp_path):
+    """The state is committed with the first sentence written, not only after
+    COMMIT_SECONDS: here commits would otherwise come once an hour, so a run killed early had
+    nothing to resume.  The resumed run's summary tells the sentences it parsed from those
+    parsed before; ``--resume`` on the complete output then does nothing and says so."""
+    src = big[0]
+    ref = tmp_path / "ref.conllu"
+    rc, _, err = run_cli(["parse", src, "-m", syn.model, "-o", ref, "-q"])
+    assert rc == 0, err
+    out = tmp_path / "out.conllu"
+    state = tmp_path / "out.conllu.partial.state"
+    env = {**os.environ, "DEPPARSE_COMMIT_SECONDS": "3600"}
+    proc = subprocess.Popen(_cmd("parse", src, "-m", syn.model, "-o", out), cwd=REPO_ROOT,
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        while not state.exists() and proc.poll() is None:
+            time.sleep(0.002)
+        assert state.exists(), "the run ended without committing a state it could resume from"
+        os.killpg(proc.pid, signal.SIGKILL)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=60)
+    before = json.loads(state.read_text())["counts"]["sentences"]
+    assert 1 <= before < 1500
+    p = subprocess.run(_cmd("parse", src, "-m", syn.model, "-o", out, "--resume"),
+                       capture_output=True, cwd=REPO_ROOT, env=env, timeout=300)
+    err = p.stderr.decode()
+    assert p.returncode == 0, err
+    assert out.read_bytes() == ref.read_bytes()
+    summary = next(x for x in err.splitlines() if x.startswith("depparse: parsed "))
+    assert summary.startswith(f"depparse: parsed {1500 - before:,} sentences, "), summary
+    assert (f" after --resume, and {before:,} sentence{'s' if before > 1 else ''}, " in summary
+            and " before it: 1,500 sentences in the output; " in summary), summary
+    # the output is complete: --resume does nothing, says so, and leaves it as it is
+    mtime = out.stat().st_mtime_ns
+    rc, _, err = run_cli(["parse", src, "-m", syn.model, "-o", out, "--resume"])
+    assert rc == 0 and f"nothing to resume: {out} is complete" in err, err
+    assert "parsed" not in err and out.stat().st_mtime_ns == mtime
+    assert sorted(os.listdir(tmp_path)) == ["out.conllu", "ref.conllu"]
+
+
+def test_a_bad_line_late_in_a_big_file_is_found_before_parsing(syn, big, tmp_path,
+                                                              monkeypatch):
+    """The CoNLL-U input is read through once before the parse: a malformed line after 1,500
+    good sentences stops the run before any sentence is parsed, with FILE:LINE, exit 2, and
+    --skip-bad (not --input text) as what to do; nothing is written."""
+    from depparse.inference.parser import Parser
+
+    good = big[0].read_text(encoding="utf-8")
+    src = tmp_path / "in.conllu"
+    src.write_text(good + "# sent_id = bad\nThis line is not CoNLL-U\n\n"
+                   + good[:2000].rsplit("\n\n", 1)[0] + "\n\n", encoding="utf-8")
+    bad_line = good.count("\n") + 2
+    parsed = []
+    real = Parser.iter_parse_results
+
+    def counted(self, *a, **kw):
+        for x in real(self, *a, **kw):
+            parsed.append(x)
+            yield x
+
+    monkeypatch.setattr(Parser, "iter_parse_results", counted)
+    out = tmp_path / "out.conllu"
+    rc, stdout, err = run_cli(["parse", src, "-m", syn.model, "-o", out])
+    assert rc == 2 and "Traceback" not in err, err
+    (line,) = [x for x in err.splitlines() if x.strip()]
+    assert line.startswith(f"depparse: error: {src}:{bad_line}: expected 10 tab-separated "
+                           "columns, found 1"), line
+    assert "--skip-bad" in line and "--input text" not in line
+    assert parsed == [], "sentences were parsed before the bad line was found"
+    assert sorted(os.listdir(tmp_path)) == ["in.conllu"]
+    # --skip-bad parses the others
+    rc, _, err = run_cli(["parse", src, "-m", syn.model, "-o", out, "--skip-bad", "-q"])
+    assert rc == 0 and f"skipped: {src}:{bad_line}:" in err, err
+    assert len(read_conllu(out)) == 1500 + good[:2000].rsplit("\n\n", 1)[0].count("# sent_id")
+
+
+def test_bad_input_met_during_the_parse_keeps_the_work_for_resume(syn, big, tmp_path):
+    """stdin cannot be read before the parse: a bad line in it is met during the parse.  The
+    sentences parsed before it are kept (OUT.partial and its state, not deleted), the message
+    says so and how to go on; --resume then reads stdin again, mended after them (or with
+    --skip-bad), and writes the bytes of a run that was never stopped; stdin whose start
+    differs is refused."""
+    good = big[0].read_bytes()
+    tail = synthetic.conllu_text(20, 9).encode("utf-8")
+    bad = good + b"# sent_id = bad\n1\tno HEAD column here\n\n" + tail
+    mended = good + b"# sent_id = bad\n" + tail.split(b"\n\n", 1)[0].split(b"\n", 1)[1] \
+        + b"\n\n" + tail
+    bad_line = good.count(b"\n") + 2
+    out = tmp_path / "out.conllu"
+    state = tmp_path / "out.conllu.partial.state"
+    flags = ["-m", syn.model, "-o", out]
+
+    def stop():
+        rc, _, err = run_cli(["parse", "-", *flags], stdin=bad)
+        assert rc == 2 and "Traceback" not in err, err
+        (line,) = [x for x in err.splitlines() if x.strip()]
+        assert line.startswith(f"depparse: error: <stdin>:{bad_line}: expected 10 "), line
+        assert "--skip-bad" in line and "are kept (" in line and "--resume" in line, line
+        assert state.exists() and (tmp_path / "out.conllu.partial").exists()
+        kept = json.loads(state.read_text())
+        assert kept["stopped"]["line"] < bad_line and kept["counts"]["sentences"] > 0
+        return kept["counts"]["sentences"]
+
+    for data, extra in ((mended, []), (bad, ["--skip-bad"])):
+        ref = tmp_path / "ref.conllu"
+        rc, _, err = run_cli(["parse", "-", "-m", syn.model, "-o", ref, "-q", *extra],
+                             stdin=data)
+        assert rc == 0, err
+        n = stop()
+        rc, _, err = run_cli(["parse", "-", *flags, "--resume", *extra], stdin=data)
+        assert rc == 0, err
+        assert f"after --resume, and {n:,} sentences, " in err, err
+        assert out.read_bytes() == ref.read_bytes(), extra
+        assert not state.exists()
+        out.unlink()
+    stop()
+    rc, _, err = run_cli(["parse", "-", *flags, "--resume"], stdin=b"# other\n" + mended)
+    assert rc == 2 and "<stdin>: not the input of the stopped run" in err, err

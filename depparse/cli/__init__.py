@@ -31,7 +31,7 @@ from ..errors import (
 )
 from .commands import COMMANDS, check_output, oserror, read_conllu_file
 from .models import cmd_models
-from .options import CONFIGS, add_config_flags, configs_from_args
+from .options import CONFIGS, add_config_flags, configs_from_args, recipe_settings
 from .options import build_parser as _build_parser
 from .parse import cmd_parse
 from .serve import COMMANDS as VIEW_COMMANDS
@@ -53,6 +53,13 @@ def cmd_train(args):
     if args.train and args.train_flag and args.train != args.train_flag:
         raise UsageError("give the training file once (TRAIN or --train)")
     train_file = args.train or args.train_flag
+    held_out = False  # dev = the last 10% of train (a treebank without a dev file)
+    if args.treebank:
+        if train_file or args.dev:
+            raise UsageError("--treebank DIR finds the training and dev files: not with TRAIN "
+                             "or --dev")
+        train_file, args.dev = treebank_files(args.treebank)
+        held_out = args.dev is None
     if not train_file:
         raise UsageError("the training file is missing: depparse train TRAIN -o MODEL")
     if not args.output:
@@ -64,6 +71,18 @@ def cmd_train(args):
         raise UsageError("--shards must be >= 1")
     if args.shards is not None and not args.scheduler:
         raise UsageError("--shards needs --scheduler")
+    recipe = {}
+    if args.recipe:
+        from ..errors import ConfigError
+        from ..recipes import load
+
+        try:
+            r = load(args.recipe)
+        except ConfigError as e:
+            raise UsageError(f"--recipe {e.rule}") from None
+        recipe = r.settings
+        log.info("recipe %s: %s", r.name, ", ".join(f"{k}={v}" for k, v in recipe.items()))
+    recipe_settings(args, "train", recipe)
     if args.no_labeler:
         args.labeler_epochs = 0
     kw = configs_from_args(args, "train")
@@ -81,6 +100,13 @@ def cmd_train(args):
     if not tr:
         raise UsageError(f"{train_file}: no sentences to train on (empty file)")
     dv = read_conllu_file(args.dev) if args.dev else None
+    if held_out:
+        cut = len(tr) - max(1, len(tr) // 10)
+        if cut < 1:
+            raise UsageError(f"{train_file}: too few sentences to hold 10% out as dev")
+        tr, dv = tr[:cut], tr[cut:]
+        log.info("%s has no dev file: the last %d of its %d sentences are the dev data",
+                 args.treebank, len(dv), len(tr) + len(dv))
     check_training_sentences(tr, "training", dec.single_root)
     if dv:
         check_training_sentences(dv, "dev", dec.single_root)
@@ -117,6 +143,25 @@ def cmd_train(args):
     elif os.path.exists(ckpt):
         os.remove(ckpt)
         log.info("checkpoint %s removed (--keep-checkpoint keeps it)", ckpt)
+
+
+def treebank_files(folder) -> tuple[str, str | None]:
+    """``(train, dev or None)``: the ``*-ud-train.conllu`` and ``*-ud-dev.conllu`` of a UD
+    treebank's folder; a UsageError where there is no (or more than one) training file."""
+    d = Path(folder)
+    if not d.is_dir():
+        raise UsageError(f"--treebank {folder}: not a folder")
+
+    def one(split):
+        got = sorted(d.glob(f"*-ud-{split}.conllu"))
+        if len(got) > 1:
+            raise UsageError(f"--treebank {folder}: more than one *-ud-{split}.conllu")
+        return str(got[0]) if got else None
+
+    train = one("train")
+    if train is None:
+        raise UsageError(f"--treebank {folder}: no *-ud-train.conllu in it")
+    return train, one("dev")
 
 
 def training_summary(info) -> str:

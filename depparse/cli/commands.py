@@ -45,13 +45,25 @@ def read_conllu_file(path, on_error=None):
         raise conllu_hint(e) from None
 
 
-def conllu_hint(e):
-    """A ConlluError for a line without a tab gets what to do (plain text is ``--input
-    text``)."""
-    if "tab-separated columns, found 1" in e.message and "--input text" not in e.message:
+#: The starts of the messages about a whole file (not UTF-8 text at all:
+#: :func:`depparse.conllu.encoding_problem`), which ``--skip-bad`` does not skip.
+_WHOLE_FILE = ("the file is ", "the file looks like ", "a NUL byte (at byte ")
+
+
+def conllu_hint(e, sentences_before=0, skip_bad=False):
+    """A ConlluError with what to do: for a line without a tab at the start of the input
+    (``sentences_before`` 0: no sentence was read before it), that plain text is ``--input
+    text``; with ``skip_bad`` (``depparse parse``), that ``--skip-bad`` parses the other
+    sentences."""
+    if "--input text" in e.message or "--skip-bad" in e.message:
+        return e
+    if "tab-separated columns, found 1" in e.message and not sentences_before:
         e.message += (": the input must be CoNLL-U (10 tab-separated columns per word, "
                       "https://universaldependencies.org/format.html); for plain text "
                       "use --input text")
+    if skip_bad and not e.message.startswith(_WHOLE_FILE):
+        e.message += ("; --skip-bad skips malformed sentences (listing them) and parses the "
+                      "others")
     return e
 
 

@@ -12,7 +12,8 @@ from ..inference.joint import JointSettings
 
 JOINT_DEFAULTS = JointSettings()
 
-__all__ = ["CONFIGS", "EXAMPLES", "add_config_flags", "build_parser", "configs_from_args"]
+__all__ = ["CONFIGS", "EXAMPLES", "add_config_flags", "build_parser", "configs_from_args",
+           "recipe_settings"]
 
 CONFIGS = (ModelConfig, DecodeConfig, TrainConfig)
 
@@ -33,9 +34,11 @@ def _cli_fields(command):
                 yield cls, f
 
 
-def add_config_flags(p, command, model_defaults=False):
+def add_config_flags(p, command, model_defaults=False, recipe_defaults=False):
     """Flags of ``command`` derived from the fields of the config classes (help, choices,
-    defaults).  ``model_defaults``: the default is the loaded model's (``None`` here)."""
+    defaults).  ``model_defaults``: the default is the loaded model's (``None`` here);
+    ``recipe_defaults``: a flag not given is ``None``, its value the recipe's where it has
+    one, else the field's default (:func:`recipe_settings`)."""
     for _, f in _cli_fields(command):
         m = f.metadata
         shown = m.get("shown") or ("none" if f.default is None else f.default)
@@ -43,7 +46,7 @@ def add_config_flags(p, command, model_defaults=False):
             if f.default:  # a flag that turns it off (e.g. --multi-root for single_root)
                 g = p.add_mutually_exclusive_group()
                 g.add_argument(_flag(f), dest=f.name, action="store_false",
-                               default=None if model_defaults else f.default,
+                               default=None if model_defaults or recipe_defaults else f.default,
                                help=m.get("flag_help") or m["help"])
                 if model_defaults:
                     g.add_argument("--" + f.name.replace("_", "-"), dest=f.name,
@@ -51,15 +54,25 @@ def add_config_flags(p, command, model_defaults=False):
                                    help=m["help"] + " (default: the model's setting)")
             else:
                 p.add_argument(_flag(f), dest=f.name, action="store_true",
-                               default=None if model_defaults else f.default,
+                               default=None if model_defaults or recipe_defaults else f.default,
                                help=m["help"] + " (default: off)")
             continue
         kind = {"int": int, "float": float, "str": str}[str(f.type).split(" ")[0]]
         help_ = m["help"] + (f" (default: the model's; {shown} unless trained otherwise)"
-                             if model_defaults else f" (default: {shown})")
+                             if model_defaults else f" (default: the recipe's, else {shown})"
+                             if recipe_defaults else f" (default: {shown})")
         p.add_argument(_flag(f), dest=f.name, type=kind, choices=m.get("choices"),
-                       metavar=m.get("metavar"), default=None if model_defaults else f.default,
+                       metavar=m.get("metavar"),
+                       default=None if model_defaults or recipe_defaults else f.default,
                        help=help_)
+
+
+def recipe_settings(args, command, recipe: dict) -> None:
+    """Fill the flags of ``command`` not given (``None``: ``recipe_defaults``) from the
+    recipe's settings, else with the fields' defaults."""
+    for _, f in _cli_fields(command):
+        if getattr(args, f.name) is None:
+            setattr(args, f.name, recipe.get(f.name, f.default))
 
 
 def configs_from_args(args, command, model_defaults=False):
@@ -85,10 +98,12 @@ EXAMPLES = {
   depparse train en_ewt-ud-train.conllu --dev en_ewt-ud-dev.conllu -o en.npz
   depparse train train.conllu -o small.npz --model sib --epochs 4 --bits 20
   depparse train train.conllu -o en.npz --resume          # continue after an interruption
+  depparse train --treebank UD_Turkish-IMST/ --recipe tr_imst -o tr.npz   # a shipped recipe
 """,
     "parse": """examples:
   depparse parse input.conllu -o output.conllu             # the shipped English model
   echo "The cat sat on the mat." | depparse parse --input text -   # plain text
+  echo "The cat sat on the mat ." | depparse parse --input horizontal -   # words, tokenized
   depparse parse - < input.conllu > output.conllu          # stdin to stdout (or -o -)
   depparse parse input.conllu -o out.conllu --report run.json --jobs 2
   depparse parse big.conllu -o big.parsed.conllu --resume  # continue a run that was stopped
@@ -112,6 +127,12 @@ EXAMPLES = {
   depparse report sub.json --compare ad3.json       # the two solvers on one plot
 """,
 }
+
+
+def _recipe_names():
+    from ..recipes import names
+
+    return names()
 
 
 def _sub(sub, name, help_, description):
@@ -139,9 +160,17 @@ def build_parser(extra=()):
     t.add_argument("--train", dest="train_flag", metavar="TRAIN", help=argparse.SUPPRESS)
     t.add_argument("--dev", help="development CoNLL-U file: UAS and certificates after every "
                                  "epoch, LAS at the end (default: none)")
+    t.add_argument("--treebank", metavar="DIR",
+                   help="a UD treebank's folder instead of TRAIN and --dev: its "
+                        "*-ud-train.conllu and *-ud-dev.conllu (without a dev file, the last "
+                        "10%% of the training sentences, as UDPipe does)")
+    t.add_argument("--recipe", metavar="NAME|FILE",
+                   help="start from a recipe's settings (flags given beside it override "
+                        "them): a shipped one (" + ", ".join(_recipe_names()) + ") or a JSON "
+                        "file (depparse/recipes/; default: none, the flags' defaults)")
     t.add_argument("-o", "--output", metavar="MODEL", help="model file to write (.npz; required)")
     t.add_argument("--out", dest="output", help=argparse.SUPPRESS)
-    add_config_flags(t, "train")
+    add_config_flags(t, "train", recipe_defaults=True)
     t.add_argument("--no-labeler", action="store_true",
                    help="do not train a DEPREL labeler (as --labeler-epochs 0)")
     t.add_argument("--checkpoint", metavar="FILE",
@@ -164,12 +193,17 @@ def build_parser(extra=()):
              "grows as OUT.partial and is renamed to OUT at the end.  Progress and a "
              "one-line summary go to stderr.")
     p.add_argument("inputs", nargs="+", metavar="INPUT",
-                   help="CoNLL-U files, or plain-text files with --input text ('-' = stdin); "
-                        "a folder stands for its *.conllu (*.txt) files")
-    p.add_argument("--input", choices=("conllu", "text"), default="conllu",
+                   help="CoNLL-U files, or plain-text files with --input text (horizontal, "
+                        "vertical) ('-' = stdin); a folder stands for its *.conllu (*.txt) "
+                        "files")
+    p.add_argument("--input", choices=("conllu", "text", "horizontal", "vertical"),
+                   default="conllu",
                    help="conllu: CoNLL-U files (tokenized); text: plain UTF-8 text, "
                         "paragraphs separated by blank lines, which the model's tokenizer "
-                        "splits into sentences and words (default: conllu)")
+                        "splits into sentences and words; horizontal: a sentence per line, "
+                        "its words separated by spaces; vertical: a word per line (up to a "
+                        "tab), a blank line after each sentence (UDPipe's formats; the output "
+                        "is CoNLL-U) (default: conllu)")
     p.add_argument("--normalized-spaces", action="store_true",
                    help="with --input text: UD's SpaceAfter=No alone in MISC (UDPipe's "
                         "tokenizer option), not the text's exact whitespace in SpacesAfter and "

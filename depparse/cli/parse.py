@@ -22,6 +22,8 @@ joins their shard files (:mod:`.sharded`).
 from __future__ import annotations
 
 import dataclasses
+import io
+import itertools
 import json
 import os
 import sys
@@ -31,7 +33,7 @@ from collections import deque
 
 from ..atomic import PARTIAL_SUFFIX, PartialFile, atomic_output, chunked_output
 from ..config import DecodeConfig, check_solver
-from ..errors import ConfigError, DepparseError, InputWarning, UsageError
+from ..errors import ConfigError, ConlluError, DepparseError, InputWarning, UsageError
 from .options import configs_from_args
 from .progress import CompileWatch, Progress
 from .stream import (
@@ -42,6 +44,7 @@ from .stream import (
     count_of,
     file_stat,
     first_sentences,
+    prefix_digest,
     settings_of,
     state_path_of,
     written,
@@ -84,8 +87,11 @@ def cmd_parse(args):
     if args.resume and not resumable:
         raise UsageError("--resume continues an output written to a file or a folder (-o FILE "
                          "or -o FOLDER/); a run into stdout or a device cannot be continued")
-    if args.resume and "-" in inputs:
+    if args.resume and "-" in inputs and not _stopped_at_bad_input(mode, targets):
         raise UsageError("--resume: stdin ('-') cannot be read again; give the input as a file")
+    if args.scheduler and args.input in ("horizontal", "vertical"):
+        raise UsageError(f"--input {args.input}: not with --scheduler (its shards are cut in "
+                         "CoNLL-U or text files); parse here, or give CoNLL-U")
     if args.shard_size is not None:
         if not args.scheduler:
             raise UsageError("--shard-size needs --scheduler")
@@ -124,6 +130,18 @@ def cmd_parse(args):
         _warm(parser, args.input == "text", kw)
         watch.done()
         Run(args, parser, kw, jobs, inputs, mode, targets, watch, given).run()
+
+
+def _stopped_at_bad_input(mode, targets):
+    """Whether the stopped run of these outputs stopped at bad input with its work kept
+    (:meth:`Run._keep`): then stdin can be given again, the same up to the bad line."""
+    if targets[0].special or mode not in ("file", "folder", "in-place"):
+        return False
+    try:
+        with open(state_path_of(mode, targets), encoding="utf-8") as f:
+            return bool(json.load(f).get("stopped"))
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def _warm(parser, text, kw):
@@ -207,6 +225,10 @@ class Run:
         self.sizes: dict = {}
         self.file_columns: dict = {}
         self.progress = Progress(quiet=True)
+        self.stdin = None  # the Stdin of a Reader of "-" (what was read, for _keep)
+        self.stopped = None  # where the run stopped at bad input (_keep), for the state
+        self.resume_prefix = None  # (bytes, sha256) stdin must start with, resuming
+        self.resume_columns = None  # and the tag columns it lacks
 
     # -- the run ---------------------------------------------------------------------------
     def run(self):
@@ -228,10 +250,18 @@ class Run:
                                  "continue it with --resume, or start again with --force")
             else:  # starting again: the stopped run's state must not outlive its partial file
                 os.unlink(self.state_path)
+        elif args.resume and self._complete():
+            if not args.quiet:
+                print(f"depparse: nothing to resume: {self.targets[0].path} is complete (newer "
+                      "than its input, no stopped run); --force parses it again",
+                      file=sys.stderr)
+            return
         elif args.resume and not args.quiet:
             print(f"depparse: nothing to resume ({self.state_path} not found): parsing from "
                   "the start", file=sys.stderr)
         skip = self._skipped(start)
+        if not args.skip_bad:
+            self._prescan(start, after, skip)
         total = None
         if "-" not in self.inputs:
             total = sum(os.path.getsize(f) for i, (f, _) in enumerate(self.segments)
@@ -254,6 +284,10 @@ class Run:
             if self.state_path and os.path.exists(self.state_path):
                 os.unlink(self.state_path)
             self._remove_stale_temporaries()
+        except ConlluError as e:
+            if not self._keep(e):
+                self._discard()
+            raise
         except DepparseError:
             self._discard()
             raise
@@ -269,6 +303,98 @@ class Run:
         if not args.quiet:
             before = Counts(state["counts"]) if state is not None else None
             print(f"depparse: {self.counts.summary(seconds, before)}", file=sys.stderr)
+
+    def _keep(self, e):
+        """After bad input met during the parse (stdin, which :meth:`_prescan` cannot read
+        before, or a file changed since): commit what was written up to the last good
+        sentence and keep it for ``--resume``, with the digest of the input before that
+        sentence (``state["stopped"]``), so that a continued run may read a mended input (or
+        stdin again) whose bytes up to there are the same; ``e`` says so.  False (nothing
+        kept) where there is nothing to keep or the run cannot be continued."""
+        if (self.state_path is None or self.committed is None or self.sink is None
+                or self.args.input == "text" or isinstance(self.committed[1], (tuple, list))
+                or self.committed[1] is None):
+            return False
+        seg, line = self.committed
+        f = self.segments[seg][0]
+        columns = None
+        if f == "-":
+            prefix = self.stdin.prefix(line) if self.stdin is not None else None
+            columns = self._stdin_columns()
+            if columns is None:
+                return False
+        else:
+            prefix = prefix_digest(f, line)
+        if prefix is None:
+            return False
+        self.stopped = {"segment": seg, "line": line, "bytes": prefix[0],
+                        "sha256": prefix[1], "columns": columns}
+        self._commit(seg, line)
+        self.progress.clear()
+        for x in (self.sink, self.report):
+            if x is not None:
+                x.close()
+        n = self.counts.sentences
+        e.message += (f"; the {count_of(n, 'sentence')} parsed before it "
+                      f"{'is' if n == 1 else 'are'} kept ({self._partial_name()}): mend the "
+                      "input after them and continue with --resume (which may add --skip-bad)")
+        return True
+
+    def _stdin_columns(self):
+        """The tag columns stdin lacks (decided on its first sentences, which a run continued
+        on stdin cannot read again), or None if they are no longer known."""
+        from ..inference.parser import TAG_WINDOW
+
+        if self.args.retag or self.stdin is None:
+            return []
+        f = io.BytesIO(self.stdin.start)
+        f.name = "<stdin>"
+        from ..conllu import iter_conllu, iter_words
+
+        it = (iter_conllu(f, on_error=lambda e: None) if self.args.input == "conllu"
+              else iter_words(f, self.args.input, on_error=lambda e: None))
+        head = list(itertools.islice(it, TAG_WINDOW + 1))
+        if len(head) <= TAG_WINDOW and len(self.stdin.start) >= self.stdin.START:
+            return None  # its first sentences go on past the bytes kept
+        return list(self.parser.missing_columns(head[:TAG_WINDOW]))
+
+    def _complete(self):
+        """Whether ``-o FILE`` is there, complete (renamed into place, no ``FILE.partial``)
+        and newer than every input: what a finished run of these inputs leaves."""
+        if self.mode != "file":
+            return False
+        out = self.targets[0].path
+        if not os.path.isfile(out) or os.path.exists(out + PARTIAL_SUFFIX):
+            return False
+        done = os.path.getmtime(out)
+        return all(f != "-" and os.path.getmtime(f) <= done for f in self.inputs)
+
+    def _prescan(self, start, after, skip):
+        """Read the input files once before parsing them, with the reader the parse uses but
+        no model (CoNLL-U: every sentence built and checked, about 20 MB/s; text: decoded),
+        so that malformed input is reported at once, ``FILE:LINE``, before any output is
+        written, not after hours of parsing the sentences before it.  stdin cannot be read
+        twice: its errors come during the parse (:meth:`_bad_input`)."""
+        for i in range(start, len(self.segments)):
+            f = self.segments[i][0]
+            if i in skip or f == "-":
+                continue
+            pos = after if i == start else None
+            if self.args.input == "text":
+                from ..inference.textfile import iter_text_batches
+
+                offset, line = (pos[0], pos[1]) if pos is not None else (0, 1)
+                with open(f, "rb") as fh:
+                    fh.seek(offset)
+                    for _ in iter_text_batches(fh, f, offset, line):
+                        pass
+                continue
+            reader = Reader(self.parser, self.args.input, f, None, pos)
+            try:
+                for _ in reader.it:
+                    pass
+            finally:
+                reader.close()
 
     def _remove_stale_temporaries(self):
         """Remove the temporary files of the state file that a kill left (a kill while the
@@ -341,7 +467,9 @@ class Run:
             f, t = self.segments[i]
             pos = after if i == start else None
             on_error = (lambda e, i=i: self._skip_bad(e, i)) if self.args.skip_bad else None
-            if pos is not None:  # the tag columns the file lacks: from its first sentences
+            if pos is not None and f == "-":  # stdin again: the stopped run's decision
+                self.file_columns["<stdin>"] = tuple(self.resume_columns or ())
+            elif pos is not None:  # the tag columns the file lacks: from its first sentences
                 from ..inference.parser import TAG_WINDOW
 
                 head = first_sentences(self.parser, self.args.input, f, TAG_WINDOW)
@@ -349,7 +477,10 @@ class Run:
                     self.file_columns[head[0].source] = tuple(
                         self.parser.missing_columns(head))
             reader = Reader(self.parser, self.args.input, f, on_error, pos,
-                            self.args.normalized_spaces)
+                            self.args.normalized_spaces,
+                            self.resume_prefix if pos is not None else None)
+            if f == "-":
+                self.stdin = reader.f
             k = 0
             fname = "<stdin>" if f == "-" else f
             language = _LanguageSample(self, fname, None if pos is None else (
@@ -416,9 +547,11 @@ class Run:
                 written("report", self.args.report, self.report.add, fname, j, s, parsed, r)
                 index[fname] = j + 1
             self.counts.add(fname, s, r)
+            first = self.committed is None
             self.committed = (seg, pos)
             now = time.perf_counter()
-            if now - last_commit >= COMMIT_SECONDS:
+            # the first sentence commits at once: a run killed in its first seconds resumes
+            if first or now - last_commit >= COMMIT_SECONDS:
                 self._commit(seg, pos)
                 last_commit = now
             c = self.counts
@@ -494,6 +627,8 @@ class Run:
                  "segment": seg, "position": pos, "output": output,
                  "report": None if rep is None else {"bytes": rep[0], "entries": rep[1]},
                  "counts": self.counts.to_json(), "bad": bad}
+        if self.stopped is not None:
+            state["stopped"] = self.stopped
         written("state", self.state_path, self._write_state, state)
 
     def _write_state(self, state):
@@ -513,9 +648,26 @@ class Run:
                              "with --force") from None
         start = state["segment"]
         stats = [None if f == "-" else file_stat(f) for f in self.inputs]
+        old_stats = list(state["input_stats"])
         first = 0 if self.mode == "file" else start
-        check_same(state["settings"], self.settings, stats[first:],
-                    state["input_stats"][first:], self.state_path)
+        settings = state["settings"]
+        stopped = state.get("stopped")
+        if stopped:  # at bad input: the input may be mended after the sentences kept, and
+            # --skip-bad added (or left out)
+            settings = {**settings, "skip_bad": self.settings["skip_bad"]}
+            f = self.segments[stopped["segment"]][0]
+            old_stats[self.inputs.index(f)] = None
+            if f == "-":
+                self.resume_prefix = (stopped["bytes"], stopped["sha256"])
+                self.resume_columns = stopped.get("columns")
+            elif list(prefix_digest(f, stopped["line"])) != [stopped["bytes"],
+                                                             stopped["sha256"]]:
+                raise UsageError(f"{self.state_path}: the input {f} changed before line "
+                                 f"{stopped['line']:,} since the stopped run (only what "
+                                 "comes after the sentences kept may change); start again "
+                                 "with --force")
+        check_same(settings, self.settings, stats[first:], old_stats[first:],
+                   self.state_path)
         if self.mode == "file" and not os.path.exists(self._partial_name()):
             if os.path.exists(self.targets[0].path):  # killed after the rename
                 os.unlink(self.state_path)

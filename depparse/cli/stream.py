@@ -13,16 +13,18 @@ sentence, stdout as an output, the state that ``--resume`` checks.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import sys
-from collections import Counter
+from collections import Counter, deque
 
 from ..atomic import PARTIAL_SUFFIX
 from ..errors import UsageError
 
 __all__ = ["Counts", "Reader", "StdoutSink", "check_same", "count_of", "file_stat",
-           "first_sentences", "settings_of", "silence_stdout", "state_path_of", "written"]
+           "first_sentences", "prefix_digest", "settings_of", "silence_stdout",
+           "state_path_of", "written"]
 
 
 # ---------------------------------------------------------------------------------------
@@ -119,10 +121,20 @@ class Counts:
                 f"{count_of(self.joint_changed, 'sentence')}")
 
     def summary(self, seconds, before=None):
-        """The summary line; ``before``: the counts a resumed run started from (the time and
-        words/s are this run's, the other numbers the whole output's)."""
+        """The summary line; ``before``: the counts a resumed run started from.  The sentences,
+        words, time and words/s at its start are this run's; then, after a ``--resume``, those
+        parsed before it and the output's total; the certificates and proofs are the whole
+        output's."""
         words, n = self.words, self.sentences
-        done = words - (before.words if before else 0)
+        resumed = before is not None and before.sentences > 0
+        done_n = n - (before.sentences if resumed else 0)
+        done = words - (before.words if resumed else 0)
+        head = (f"parsed {count_of(done_n, 'sentence')}, {count_of(done, 'word')} in "
+                f"{seconds:.2f} s ({done / max(seconds, 1e-9):.0f} words/s)")
+        if resumed:
+            head += (f" after --resume, and {count_of(before.sentences, 'sentence')}, "
+                     f"{count_of(before.words, 'word')} before it: {count_of(n, 'sentence')} "
+                     "in the output")
         extra = f"; {self.timed_out} stopped by --time-limit" if self.timed_out else ""
         if self.bad:
             extra += f"; skipped {count_of(self.bad, 'malformed sentence')}"
@@ -130,11 +142,7 @@ class Counts:
             extra += "; " + self.tagged_line()
         if self.joint:
             extra += "; " + self.joint_line()
-        if before is not None and before.sentences:
-            extra += (f"; {count_of(before.sentences, 'sentence')} of them parsed before "
-                      f"--resume")
-        return (f"parsed {count_of(n, 'sentence')}, {count_of(words, 'word')} in {seconds:.2f} s "
-                f"({done / max(seconds, 1e-9):.0f} words/s); certificates {self.certified}/{n} "
+        return (f"{head}; certificates {self.certified}/{n} "
                 f"({100.0 * self.certified / max(1, n):.1f}%); {self.proved_line()}{extra}")
 
 
@@ -162,16 +170,87 @@ def seek_line(f, line):
     f.seek(pos)
 
 
+def prefix_digest(path, line):
+    """``(bytes, SHA-256 hex)`` of a file's bytes before line ``line`` (1-based)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        seek_line(f, line)
+        end = f.tell()
+        f.seek(0)
+        left = end
+        while left:
+            chunk = f.read(min(left, 1 << 20))
+            if not chunk:
+                break
+            h.update(chunk)
+            left -= len(chunk)
+    return end, h.hexdigest()
+
+
 class Stdin:
-    """stdin's binary stream under the name ``<stdin>`` (for the messages)."""
+    """stdin's binary stream under the name ``<stdin>`` (for the messages).
+
+    It keeps what :meth:`prefix` needs: the SHA-256 of everything read so far, and the last
+    chunks read with the digest before each, so that the digest of the input before a line
+    of one of them can be given after a stop (stdin cannot be read again)."""
 
     name = "<stdin>"
+    #: Chunks kept (the reader reads 1 MB at a time and parses a window of sentences behind).
+    KEEP = 16
+    #: Bytes of its start kept (the first sentences decide the tag columns of the input).
+    START = 4 << 20
 
     def __init__(self, f):
         self.f = f
+        self.sha = hashlib.sha256()
+        self.offset = 0
+        self.lines = 0
+        self.recent: deque = deque(maxlen=self.KEEP)  # (sha, offset, lines before, chunk)
+        self.head = b""  # read ahead by skip_to, given out first
+        self.start = b""  # the first START bytes
 
     def read(self, n=-1):
-        return self.f.read(n)
+        if self.head:
+            data = self.head if n is None or n < 0 else self.head[:n]
+            self.head = self.head[len(data):]
+            return data
+        data = self.f.read(n)
+        if data:
+            if self.offset < self.START:
+                self.start += data[:self.START - self.offset]
+            self.recent.append((self.sha.copy(), self.offset, self.lines, data))
+            self.sha.update(data)
+            self.offset += len(data)
+            self.lines += data.count(b"\n")
+        return data
+
+    def prefix(self, line):
+        """``(bytes, SHA-256 hex)`` of what was read before line ``line`` (1-based), or None
+        if that line is no longer among the chunks kept."""
+        need = line - 1  # line breaks before it
+        for sha, offset, lines, chunk in self.recent:
+            if lines <= need <= lines + chunk.count(b"\n"):
+                k = 0
+                for _ in range(need - lines):
+                    k = chunk.index(b"\n", k) + 1
+                h = sha.copy()
+                h.update(chunk[:k])
+                return offset + k, h.hexdigest()
+        return None
+
+    def skip_to(self, line):
+        """Read on to the start of line ``line`` (1-based): ``(bytes, SHA-256 hex)`` of what
+        was skipped; the rest of the chunk is given out by the next reads."""
+        while self.lines < line - 1:
+            if not self.read(1 << 20):
+                break
+        got = self.prefix(line)
+        if got is None:  # stdin ended before that line
+            return self.offset, self.sha.hexdigest()
+        end = got[0]
+        last = self.recent[-1]
+        self.head = last[3][end - last[1]:] if end >= last[1] else b""
+        return got
 
     def tell(self):
         return self.f.tell()
@@ -182,15 +261,22 @@ class Stdin:
 
 class Reader:
     """The sentences of one input, lazily, each with its position (for ``--resume``): the line
-    of a CoNLL-U sentence; a :class:`~depparse.inference.tokenizer.TextPosition` of a text
-    sentence.  ``after``: continue after the sentence at that position."""
+    of a CoNLL-U (horizontal, vertical) sentence; a
+    :class:`~depparse.inference.tokenizer.TextPosition` of a text sentence.  ``after``:
+    continue after the sentence at that position."""
 
     def __init__(self, parser, kind, path, on_error=None, after=None,
-                 normalized_spaces=False):
+                 normalized_spaces=False, prefix=None):
         self.path, self.kind = path, kind
         if path == "-":
             self.f = Stdin(sys.stdin.buffer)
             self.own = False
+            if after is not None:  # stdin again, after a stop at bad input (--resume)
+                got = self.f.skip_to(after)
+                if prefix is None or list(got) != list(prefix):
+                    raise UsageError(f"<stdin>: not the input of the stopped run (its first "
+                                     f"{prefix[0] if prefix else '?':,} bytes differ): give "
+                                     "it the same input, mended only after the bad line")
         else:
             self.f = open(path, "rb")
             self.own = True
@@ -200,17 +286,21 @@ class Reader:
             pos = None if after is None else TextPosition(*after)
             self.it = ((s, tuple(p)) for s, p in parser.tokenizer.iter_sentences(
                 self.f, after=pos, normalized_spaces=normalized_spaces))
-        else:
-            from ..conllu import iter_conllu
+        else:  # CoNLL-U, or UDPipe's horizontal or vertical: a position is a line
+            from ..conllu import iter_conllu, iter_words
 
             first = 1
             if after is not None:
-                seek_line(self.f, after)
+                if path != "-":
+                    seek_line(self.f, after)
                 first = after
-            it = iter_conllu(self.f, on_error=on_error, first_line=first)
+            if kind == "conllu":
+                it = iter_conllu(self.f, on_error=on_error, first_line=first)
+            else:
+                it = iter_words(self.f, kind, on_error=on_error, first_line=first)
             if after is not None:
                 next(it, None)  # the sentence the earlier run ended with
-            self.it = hinted((s, s.line_no) for s in it)
+            self.it = hinted(((s, s.line_no) for s in it), after is None, on_error is None)
 
     def tell(self):
         try:
@@ -223,15 +313,20 @@ class Reader:
             self.f.close()
 
 
-def hinted(it):
-    """``it``, its ConlluErrors with what to do (:func:`~.commands.conllu_hint`)."""
+def hinted(it, first=True, skip_bad=True):
+    """``it``, its ConlluErrors with what to do (:func:`~.commands.conllu_hint`); ``first``:
+    ``it`` starts at the start of its file; ``skip_bad``: say that ``--skip-bad`` skips
+    malformed sentences (when it was not given)."""
     from ..errors import ConlluError
     from .commands import conllu_hint
 
+    k = 0 if first else 1
     try:
-        yield from it
+        for x in it:
+            k += 1
+            yield x
     except ConlluError as e:
-        raise conllu_hint(e) from None
+        raise conllu_hint(e, k, skip_bad=skip_bad) from None
 
 
 def first_sentences(parser, kind, path, k):

@@ -32,7 +32,8 @@ __all__ = ["EXTENSIONS", "Target", "expand_inputs", "output_name", "plan_outputs
            "same_file"]
 
 #: The files of a folder given as input, by input kind.
-EXTENSIONS = {"conllu": (".conllu", ".conll"), "text": (".txt",)}
+EXTENSIONS = {"conllu": (".conllu", ".conll"), "text": (".txt",), "horizontal": (".txt",),
+              "vertical": (".txt", ".vert")}
 
 
 @dataclass

@@ -88,6 +88,9 @@ class Encoded:
     # the forms themselves (root first), for the character representations of a learned
     # network (depparse.features.network); set by Vocabularies.encode
     forms: np.ndarray | None = None
+    # (n, K, 384) float16: the words' vectors at layers 0 .. K - 1 of multilingual-e5-small,
+    # for a learned network with a mix of them (set by Network.attach_layers)
+    layers: np.ndarray | None = None
 
     @property
     def n(self) -> int:

@@ -258,7 +258,8 @@ class Scores:
         """
         lines = [f"{self.sentences} sentences, {self.words} words ({self.punct_words} PUNCT)"]
         if self.counts:
-            names = METRICS if not self.same_tokenization else METRICS[3:8]
+            # UAS and LAS come below, with their no-punctuation twins (once each)
+            names = METRICS[:8] if not self.same_tokenization else METRICS[3:8]
             for name in names:
                 lines.append(_metric_line(name, self.metric(name)))
         nps = self.nopunct_words if self.nopunct_system is None else self.nopunct_system

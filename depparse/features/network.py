@@ -7,13 +7,17 @@ module gives the parser a representation *learned for parsing*, after Kiperwasse
 Goldberg (2016, TACL, Sec. 3-4: a BiLSTM over the sentence feeding arc scores) and Dozat and
 Manning (2017, ICLR, Sec. 2.2-2.3: deep biaffine attention).  For word ``i`` the input is
 
-``x_i = [e_word(w_i) ; charCNN(c_i) ; P z_i]``
+``x_i = [e_word(w_i) ; charCNN(c_i) ; P z_i ; Q (gamma sum_k softmax(a)_k e^k_i) + q]``
 
 (``e_word`` a learned embedding of the lower-cased form id of the model's vocabulary;
 ``charCNN`` a width-3 convolution over learned character embeddings, max-pooled over the
 characters, as Ma and Hovy 2016, Sec. 2.1; ``z_i`` the word's standardised vector of the
 frozen encoder layer the model keeps, :attr:`~depparse.encoding.vocab.Vocabularies.vector_layer`,
-projected by ``P``; absent for languages without an encoder).  ``L`` BiLSTM layers give
+projected by ``P``; absent for languages without an encoder; ``e^k_i`` the word's vector at
+layer ``k`` of the multilingual encoder multilingual-e5-small, :mod:`depparse.encoding.e5`,
+mean or first of its pieces, for the layers ``k = 0 .. K - 1`` of the spec's ``mix_layers``
+``K``: a learned softmax-weighted mix of the frozen layers, Peters et al. 2018, Eq. 1, projected
+by ``Q``; absent without it).  ``L`` BiLSTM layers give
 ``r_i`` (``2H`` dimensions); then, with ``a^head_i = f(W r_i + b)`` and ``a^dep_i`` alike
 (``f`` the leaky ReLU; Dozat and Manning's Eq. 6-7),
 
@@ -45,6 +49,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from ..encoding.e5 import get_e5
 from ..errors import ModelError, check_component
 
 __all__ = ["FORMAT", "Network", "NetworkSpec", "VERSION", "arc_scores", "char_ids",
@@ -58,6 +63,7 @@ VERSION = 1
 PAD, UNK_CHAR, ROOT_CHAR = 0, 1, 2  # reserved character ids
 CHAR_SPECIALS = 3
 NEG = -1e9  # the score of an impossible arc (finite: log-softmax stays finite)
+MIX_DROP = 8  # the dropout key of the mix (0-2 the inputs, 3+ the BiLSTM layers, 7 <UNK>)
 
 
 @dataclass(frozen=True)
@@ -77,10 +83,17 @@ class NetworkSpec:
     arc_dim: int = 256
     label_dim: int = 64
     max_chars: int = 16
+    # the multilingual encoder's layers 0 .. mix_layers - 1 in a learned mix (0: none), their
+    # width, the mix's projection and how a word's pieces make its vector (module docstring)
+    mix_layers: int = 0
+    mix_dim: int = 384
+    mix_proj: int = 128
+    mix_pooling: str = "mean"
 
     @property
     def input_dim(self) -> int:
-        return self.word_dim + self.char_filters + (self.word_dim if self.vec_dim else 0)
+        return (self.word_dim + self.char_filters + (self.word_dim if self.vec_dim else 0)
+                + (self.mix_proj if self.mix_layers else 0))
 
     def shapes(self) -> dict:
         """``{name: shape}`` of every parameter, in a fixed order."""
@@ -90,6 +103,9 @@ class NetworkSpec:
                "conv_b": (self.char_filters,)}
         if self.vec_dim:
             out["vec_w"] = (self.vec_dim, self.word_dim)
+        if self.mix_layers:
+            out.update({"mix_w": (self.mix_layers,), "mix_g": (1,),
+                        "mix_p": (self.mix_dim, self.mix_proj), "mix_pb": (self.mix_proj,)})
         size = self.input_dim
         for layer in range(self.layers):
             for d in "fb":
@@ -107,14 +123,17 @@ class NetworkSpec:
 def init_params(spec: NetworkSpec, seed: int) -> dict:
     """Fresh float32 parameters: weights ``N(0, 1 / fan_in)``, embeddings ``N(0, 0.1^2)``,
     biases 0 (the LSTM's forget gates 1, Jozefowicz et al. 2015), ``arc_U`` and ``lab_U``
-    zero (Dozat and Manning initialise them at zero), all from ``default_rng([seed, 2617])``."""
+    zero (Dozat and Manning initialise them at zero), the mix's weights equal (``mix_w`` 0)
+    and its scale ``mix_g`` 1, all from ``default_rng([seed, 2617])``."""
     rng = np.random.default_rng([seed, 2617])
     out = {}
     H = spec.hidden
     for name, shape in spec.shapes().items():
         if name in ("word", "char"):
             a = 0.1 * rng.standard_normal(shape)
-        elif name.endswith("_b") or name in ("arc_u", "arc_U", "lab_U"):
+        elif name == "mix_g":
+            a = np.ones(shape)
+        elif name.endswith("_b") or name in ("arc_u", "arc_U", "lab_U", "mix_w", "mix_pb"):
             a = np.zeros(shape)
             if name.startswith("lstm"):
                 a[H:2 * H] = 1.0
@@ -162,11 +181,22 @@ def _lstm(xp, scan, w, b, x, H):
     return xp.transpose(hs, (1, 0, 2))
 
 
-def _inputs(xp, p, words, chars, projected, drop):
-    """The BiLSTM's input ``x_i = [e_word ; charCNN ; P z]`` (module docstring) of positions of
-    any leading shape ``S``: ``words`` S int, ``chars`` S + (C,) int, ``projected`` S + (D,),
-    the projected vectors ``P z`` (None for a network without vectors); returns
-    S + (input_dim,)."""
+def _mix(xp, p, layers):
+    """The projected mix ``Q (gamma sum_k softmax(a)_k e^k) + q`` (module docstring) of
+    ``layers`` S + (K, dim): S + (mix_proj,)."""
+    a = p["mix_w"] - p["mix_w"].max()
+    w = xp.exp(a)
+    w = w / w.sum()
+    m = xp.einsum("...kd,k->...d", layers, w) * p["mix_g"][0]
+    return m @ p["mix_p"] + p["mix_pb"]
+
+
+def _inputs(xp, p, words, chars, projected, drop, mixed=None):
+    """The BiLSTM's input ``x_i = [e_word ; charCNN ; P z ; mix]`` (module docstring) of
+    positions of any leading shape ``S``: ``words`` S int, ``chars`` S + (C,) int,
+    ``projected`` S + (D,), the projected vectors ``P z`` (None for a network without
+    vectors), ``mixed`` S + (mix_proj,) the projected mix of :func:`_mix` (None without it);
+    returns S + (input_dim,)."""
     parts = [drop(p["word"][words], 0)]
     e = p["char"][chars]  # S + (C, e)
     z = xp.zeros(e.shape[:-2] + (1, e.shape[-1]), dtype=e.dtype)
@@ -177,6 +207,8 @@ def _inputs(xp, p, words, chars, projected, drop):
     parts.append(drop(conv.max(axis=-2), 1))
     if projected is not None:
         parts.append(drop(projected, 2))
+    if mixed is not None:
+        parts.append(drop(mixed, MIX_DROP))
     return xp.concatenate(parts, axis=-1)
 
 
@@ -189,7 +221,8 @@ def forward(xp, scan, p, batch, spec: NetworkSpec, drop=None):
         def drop(x, k):
             return x
     projected = batch["vectors"] @ p["vec_w"] if spec.vec_dim else None
-    x = _inputs(xp, p, batch["words"], batch["chars"], projected, drop)
+    mixed = _mix(xp, p, batch["layers"]) if spec.mix_layers else None
+    x = _inputs(xp, p, batch["words"], batch["chars"], projected, drop, mixed)
     rev = batch["rev"][..., None]
     for layer in range(spec.layers):
         fwd = _lstm(xp, scan, p[f"lstm{layer}f_w"], p[f"lstm{layer}f_b"], x, spec.hidden)
@@ -251,8 +284,10 @@ def numpy_forward_packed(p, batch, spec: NetworkSpec):
     active = np.maximum(active, min(2, B))
     # the vectors' projection on the padded rows, as forward computes it (docstring)
     projected = batch["vectors"] @ p["vec_w"] if spec.vec_dim else None
+    mixed = _mix(np, p, batch["layers"]) if spec.mix_layers else None  # (as projected)
     x = _inputs(np, p, batch["words"][bi, pi], batch["chars"][bi, pi],
-                None if projected is None else projected[bi, pi], lambda a, k: a)
+                None if projected is None else projected[bi, pi], lambda a, k: a,
+                None if mixed is None else mixed[bi, pi])
     for layer in range(spec.layers):
         xw = np.zeros((2, T, B, 4 * H), dtype=np.float32)  # time-major, longest first
         size = x.shape[1]
@@ -382,20 +417,26 @@ def char_ids(form: str, index: dict, C: int) -> list[int]:
 
 def encode_batch(items, spec: NetworkSpec, char_index: dict, T=None):
     """A padded batch from ``(word ids (N,), forms (N,) with the root's first, vectors (n, V)
-    standardised or None)`` per sentence; ``T`` at least the longest ``N``.
+    standardised or None, encoder layers (n, K, dim) or None)`` per sentence; ``T`` at least
+    the longest ``N``.
 
     Returns a dict of NumPy arrays: ``words`` (B, T) int32, ``chars`` (B, T, C) int32,
-    ``vectors`` (B, T, V) float32 (row 0, the root, zero), ``lengths`` (B,) int32 and ``rev``
-    (B, T) int32, the positions of each sentence read backwards within its length.
+    ``vectors`` (B, T, V) float32 (row 0, the root, zero), ``layers`` (B, T, K, dim) float32
+    (networks with a mix; row 0 zero), ``lengths`` (B,) int32 and ``rev`` (B, T) int32, the
+    positions of each sentence read backwards within its length.
     """
-    T = max(len(w) for w, _, _ in items) if T is None else T
+    T = max(len(it[0]) for it in items) if T is None else T
     B, C = len(items), spec.max_chars
     words = np.zeros((B, T), dtype=np.int32)
     chars = np.zeros((B, T, C), dtype=np.int32)
     vecs = np.zeros((B, T, max(spec.vec_dim, 1)), dtype=np.float32)
     lengths = np.zeros(B, dtype=np.int32)
     rev = np.tile(np.arange(T, dtype=np.int32), (B, 1))
-    for b, (w, forms, v) in enumerate(items):
+    K = spec.mix_layers
+    layers = np.zeros((B, T, K, spec.mix_dim), dtype=np.float32) if K else None
+    for b, it in enumerate(items):
+        w, forms, v = it[:3]
+        lay = it[3] if len(it) > 3 else None
         N = len(w)
         words[b, :N] = w
         lengths[b] = N
@@ -406,9 +447,13 @@ def encode_batch(items, spec: NetworkSpec, char_index: dict, T=None):
             chars[b, i, :len(c)] = c
         if spec.vec_dim:
             vecs[b, 1:N] = v
+        if K and N > 1:
+            layers[b, 1:N] = lay
     out = {"words": words, "chars": chars, "lengths": lengths, "rev": rev}
     if spec.vec_dim:
         out["vectors"] = vecs
+    if K:
+        out["layers"] = layers
     return out
 
 
@@ -454,12 +499,37 @@ class Network:
         return (np.asarray(vectors, dtype=np.float32) - self.mean) / self.std
 
     def item(self, enc):
-        """``(word ids, forms, standardised vectors)`` of an encoded sentence."""
+        """``(word ids, forms, standardised vectors, encoder layers)`` of an encoded
+        sentence (the layers computed for it alone where :meth:`attach_layers` did not)."""
         if enc.forms is None:
             raise ValueError("the network reads the words' characters: encode the sentence "
                              "with Vocabularies.encode")
         words = np.minimum(enc.form, self.spec.words - 1)
-        return words, enc.forms, self.standardise(enc.vectors)
+        layers = None
+        if self.spec.mix_layers:
+            if enc.layers is None:
+                self.attach_layers([enc])
+            layers = enc.layers
+        return words, enc.forms, self.standardise(enc.vectors), layers
+
+    def attach_layers(self, encs, progress=None) -> None:
+        """Set ``Encoded.layers`` ((n, K, dim) float16: the words' vectors at the encoder's
+        layers 0 .. K - 1, :attr:`NetworkSpec.mix_layers`) of the sentences that lack them,
+        many per forward pass of the encoder (each sentence's vectors those it gets alone,
+        :meth:`~depparse.encoding.transformer.Transformer.iter_layer_vectors`); float16, as
+        a training keeps them for its whole data.  ``progress(words)`` after each
+        sentence."""
+        K = self.spec.mix_layers
+        todo = [e for e in encs if K and e.layers is None]
+        if not todo:
+            return
+        enc = get_e5(max(K - 1, 1))
+        got = enc.iter_layer_vectors((list(e.forms[1:]) for e in todo), tuple(range(K)),
+                                     pooling=self.spec.mix_pooling)
+        for e, vs in zip(todo, got, strict=True):
+            e.layers = np.stack(vs, axis=1).astype(np.float16)
+            if progress is not None:
+                progress(e.n)
 
     def represent(self, items):
         """``(r, batch)``: the representations of a list of :meth:`item` s."""
@@ -493,6 +563,7 @@ class Network:
         :meth:`arc_logprobs`, the tag log-probabilities (N, tags) of :meth:`tag_logprobs`
         and the representations r (N, 2H) that :meth:`label_logprobs` reads."""
         out = [None] * len(encs)
+        self.attach_layers(encs)
         order = sorted(range(len(encs)), key=lambda i: (encs[i].n, i))
         for a in range(0, len(order), batch):
             idx = order[a:a + batch]

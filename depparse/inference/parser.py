@@ -753,11 +753,14 @@ class Parser:
         return [c for c in self.trained_columns() if c in blank]
 
     # -- input and output ------------------------------------------------------------------
-    def read_text(self, path_or_file, source=None, normalized_spaces=False):
+    def read_text(self, path_or_file, source=None, normalized_spaces=False,
+                  presegmented=False, ranges=False):
         """Sentences of a plain-text file (or stream, or, with ``source``, a string): the
         model's tokenizer segments and tokenizes it (:mod:`.tokenizer`).  MISC keeps the
         text's whitespace (``SpaceAfter=No``, ``SpacesAfter``, ``SpacesBefore``); with
-        ``normalized_spaces``, ``SpaceAfter=No`` alone.
+        ``normalized_spaces``, ``SpaceAfter=No`` alone.  ``presegmented``: every line is a
+        sentence; ``ranges``: ``TokenRange=start:end`` in MISC (UDPipe's tokenizer options,
+        :meth:`~.tokenizer.Tokenizer.to_conllu`).
 
         Raises
         ------
@@ -770,10 +773,13 @@ class Parser:
             raise UsageError(f"{self.path or 'this model'}: the model has no tokenizer, so it "
                              "cannot read plain text; give CoNLL-U, or use a model trained "
                              "by `depparse train` on a treebank with `# text` lines")
+        options = {k: True for k, v in (("presegmented", presegmented), ("ranges", ranges))
+                   if v}
         if source is not None:
             return self.tokenizer.tokenize(path_or_file, source=source,
-                                           normalized_spaces=normalized_spaces)
-        return self.tokenizer.tokenize_file(path_or_file, normalized_spaces=normalized_spaces)
+                                           normalized_spaces=normalized_spaces, **options)
+        return self.tokenizer.tokenize_file(path_or_file, normalized_spaces=normalized_spaces,
+                                            **options)
 
     def parse_file(self, path, out=None, input="conllu", **kwargs):
         """Parse a CoNLL-U file (``input="text"``: a plain-text file); write the result to

@@ -173,11 +173,10 @@ def _paragraphs(text: str) -> tuple[list[tuple[str, int]], np.ndarray]:
     return out, lost
 
 
-def _spaces_around(text: str, found, segmented) -> tuple[list[str], list[str]]:
-    """The whitespace of ``text`` before and after each token of ``segmented`` (the
-    tokenizer's spans in the paragraphs ``found`` of :func:`_paragraphs`), in order: the
-    text's start goes to the first token, its end to the last, and the whitespace between two
-    tokens to the first up to and including its last LF, the rest to the second."""
+def _text_spans(found, segmented) -> tuple[list[int], list[int]]:
+    """Where each token of ``segmented`` (the tokenizer's spans in the paragraphs ``found`` of
+    :func:`_paragraphs`) starts and ends in the text itself, in order: character offsets, the
+    end one past the token's last character (the CRs that the paragraphs lost counted)."""
     paras, lost = found
     starts = np.array([off + a for (_, off), sents in zip(paras, segmented, strict=True)
                        for toks in sents for a, _ in toks], dtype=np.int64)
@@ -185,6 +184,15 @@ def _spaces_around(text: str, found, segmented) -> tuple[list[str], list[str]]:
                      for toks in sents for _, b in toks], dtype=np.int64)
     starts = (starts + np.searchsorted(lost, starts, side="right")).tolist()
     ends = (ends + np.searchsorted(lost, ends, side="right") + 1).tolist()
+    return starts, ends
+
+
+def _spaces_around(text: str, starts: list[int], ends: list[int]
+                   ) -> tuple[list[str], list[str]]:
+    """The whitespace of ``text`` before and after each token (its span ``starts[t]:ends[t]``
+    in ``text``, :func:`_text_spans`), in order: the text's start goes to the first token, its
+    end to the last, and the whitespace between two tokens to the first up to and including
+    its last LF, the rest to the second."""
     befores, afters = [""] * len(starts), [""] * len(starts)
     if starts:
         befores[0], afters[-1] = text[:starts[0]], text[ends[-1]:]
@@ -387,13 +395,18 @@ class Tokenizer:
         return decide_gaps(g.table, g.para_tokens, g.buckets, g.glued, self.gap_weights,
                       self.gap_bits, self.gap_threshold if threshold is None else threshold)
 
-    def segment(self, paragraphs: list[str]) -> list[list[list[tuple[int, int]]]]:
+    def segment(self, paragraphs: list[str], presegmented: bool = False
+                ) -> list[list[list[tuple[int, int]]]]:
         """Sentences and tokens of paragraphs, as character spans.
 
         Parameters
         ----------
         paragraphs : list of str
             Paragraph texts (:func:`split_paragraphs`).
+        presegmented : bool, optional
+            Every line of a paragraph is one sentence (UDPipe's tokenizer option of the same
+            name): the lines are tokenized each as a paragraph of its own, and neither cut
+            into sentences nor cut when over ``max_words``.  Default False.
 
         Returns
         -------
@@ -403,6 +416,8 @@ class Tokenizer:
         """
         if not paragraphs:
             return []
+        if presegmented:
+            return self._segment_lines(paragraphs)
         offsets, g = self.gaps(paragraphs)
         sent_end, margin = self.decide(g)
         out = []
@@ -419,6 +434,29 @@ class Tokenizer:
             out.append(sents)
         return out
 
+    def _segment_lines(self, paragraphs: list[str]) -> list[list[list[tuple[int, int]]]]:
+        """:meth:`segment` with ``presegmented``: each non-blank line a sentence."""
+        lines: list[str] = []
+        where: list[tuple[int, int]] = []  # each line's paragraph, and its offset in it
+        for i, p in enumerate(paragraphs):
+            pos = 0
+            for raw in p.split("\n"):
+                line = raw.strip()
+                if line:
+                    lines.append(line)
+                    where.append((i, pos + len(raw) - len(raw.lstrip())))
+                pos += len(raw) + 1
+        out: list[list[list[tuple[int, int]]]] = [[] for _ in paragraphs]
+        if not lines:
+            return out
+        offsets, g = self.gaps(lines)
+        for k, off in enumerate(offsets.tolist()):
+            a, b = int(g.para_tokens[k]), int(g.para_tokens[k + 1])
+            i, shift = where[k]
+            out[i].append(list(zip((g.starts[a:b] - off + shift).tolist(),
+                                   (g.ends[a:b] - off + shift).tolist(), strict=True)))
+        return out
+
     def _cut_long(self, tokens, margin, a, b, sents) -> None:
         """Append tokens ``a:b`` as sentences of at most ``max_words`` tokens, cutting at the
         token end most likely to end a sentence."""
@@ -433,7 +471,8 @@ class Tokenizer:
     # -- CoNLL-U ----------------------------------------------------------------------------
 
     def to_conllu(self, text: str, *, first_id: int = 1, newdoc: bool = True,
-                  normalized_spaces: bool = False) -> str:
+                  normalized_spaces: bool = False, presegmented: bool = False,
+                  ranges: bool = False) -> str:
         """Tokenize a text into CoNLL-U.
 
         Parameters
@@ -448,6 +487,14 @@ class Tokenizer:
             UD's ``SpaceAfter=No`` alone in MISC (where no whitespace follows a token inside
             its paragraph), not the text's exact whitespace (UDPipe's tokenizer option of the
             same name); default False.
+        presegmented : bool, optional
+            Every line is a sentence (UDPipe's tokenizer option; see :meth:`segment`);
+            blank lines still separate paragraphs.  Default False.
+        ranges : bool, optional
+            ``TokenRange=start:end`` last in the MISC of every token (UDPipe's tokenizer
+            option): where the token is in ``text``, in characters (code points) from 0,
+            ``end`` one past its last character, a multiword token's range on its token
+            line.  Default False.
 
         Returns
         -------
@@ -462,9 +509,11 @@ class Tokenizer:
         """
         found = _paragraphs(text)
         paragraphs = [p for p, _ in found[0]]
-        segmented = self.segment(paragraphs)
+        segmented = self.segment(paragraphs, presegmented)
+        if ranges or not normalized_spaces:
+            starts, ends = _text_spans(found, segmented)
         if not normalized_spaces:
-            befores, afters = _spaces_around(text, found, segmented)
+            befores, afters = _spaces_around(text, starts, ends)
         lines: list[str] = []
         sid = first_id
         t = 0  # the token's index in ``spans``
@@ -485,8 +534,11 @@ class Tokenizer:
                     glued = b < len(p) and not p[b].isspace() and not (j == last
                                                                        and k == len(sents) - 1)
                     text_parts.append(form if glued or j == last else form + " ")
-                    misc = ("SpaceAfter=No" if glued else "_") if normalized_spaces else (
-                        "|".join(space_fields(befores[t], afters[t])) or "_")
+                    fields = (["SpaceAfter=No"] if glued else []) if normalized_spaces else (
+                        space_fields(befores[t], afters[t]))
+                    if ranges:
+                        fields = [*fields, f"TokenRange={starts[t]}:{ends[t]}"]
+                    misc = "|".join(fields) or "_"
                     t += 1
                     words = self.mwt.get(form.lower())
                     if words:
@@ -505,7 +557,8 @@ class Tokenizer:
         return "\n".join(lines) + "\n" if lines else ""
 
     def tokenize(self, text: str, *, source: str = "<text>", first_id: int = 1,
-                 newdoc: bool = True, normalized_spaces: bool = False) -> list[Sentence]:
+                 newdoc: bool = True, normalized_spaces: bool = False,
+                 presegmented: bool = False, ranges: bool = False) -> list[Sentence]:
         """Tokenize a text into sentences (see :meth:`to_conllu`).
 
         Parameters
@@ -518,8 +571,9 @@ class Tokenizer:
             ``sent_id`` of the first sentence.
         newdoc : bool, optional
             Mark the first sentence with ``# newdoc``.
-        normalized_spaces : bool, optional
-            ``SpaceAfter=No`` alone (see :meth:`to_conllu`).
+        normalized_spaces, presegmented, ranges : bool, optional
+            ``SpaceAfter=No`` alone, a sentence per line, ``TokenRange`` in MISC (see
+            :meth:`to_conllu`).
 
         Returns
         -------
@@ -528,7 +582,8 @@ class Tokenizer:
             for a text without words.
         """
         data = self.to_conllu(text, first_id=first_id, newdoc=newdoc,
-                              normalized_spaces=normalized_spaces).encode("utf-8")
+                              normalized_spaces=normalized_spaces, presegmented=presegmented,
+                              ranges=ranges).encode("utf-8")
         if not data:
             return []
         f = io.BytesIO(data)

@@ -37,6 +37,7 @@ from ..encoding.ids import SPECIALS, UNK
 from ..errors import CheckpointError, ConfigError
 from ..features.network import (
     CHAR_SPECIALS,
+    MIX_DROP,
     Network,
     NetworkSpec,
     arc_scores,
@@ -114,6 +115,14 @@ def network_items(net: Network, encoded):
     return [net.item(e) for e in encoded]
 
 
+def _empty(spec):
+    """A batch's filler row: the root alone."""
+    return (np.zeros(1, dtype=np.int64), ["<root>"],
+            np.zeros((0, spec.vec_dim), np.float32) if spec.vec_dim else None,
+            np.zeros((0, spec.mix_layers, spec.mix_dim), np.float16) if spec.mix_layers
+            else None)
+
+
 def _bucket(T):
     """Padded length of a batch whose longest sentence has ``T`` positions: multiples of 16
     up to 64, then of 32 (few distinct shapes, so few compilations)."""
@@ -174,7 +183,9 @@ class NetworkTrainer:
         spec, p_drop, p_word = self.spec, self.dropout, self.word_dropout
 
         def loss(params, batch, key):
-            keys = jax.random.split(key, 8)
+            # 8 keys (0-2 inputs, 3+ BiLSTM layers, 7 <UNK>), 10 with the encoder's mix (its
+            # key MIX_DROP = 8): networks without one are trained as before the mix existed
+            keys = jax.random.split(key, MIX_DROP + 2 if spec.mix_layers else 8)
 
             def drop(x, k):
                 keep = jax.random.bernoulli(keys[k], 1.0 - p_drop, x.shape)
@@ -236,11 +247,7 @@ class NetworkTrainer:
             groups = [groups[j] for j in order(len(groups))]
         for g in groups:
             T = _bucket(max(len(items[i][0]) for i in g))
-            empty = (np.zeros(1, dtype=np.int64), ["<root>"], None)
-            rows = [items[i] for i in g] + [empty] * (BATCH - len(g))
-            if self.spec.vec_dim:
-                rows = [(w, f, np.zeros((0, self.spec.vec_dim), np.float32) if v is None else v)
-                        for w, f, v in rows]
+            rows = [items[i] for i in g] + [_empty(self.spec)] * (BATCH - len(g))
             b = encode_batch(rows, self.spec, self.net.char_index, T)
             heads = np.zeros((BATCH, T), dtype=np.int32)
             labels = np.zeros((BATCH, T), dtype=np.int32)
@@ -371,6 +378,18 @@ class NetworkTrainer:
         return t
 
 
+def encoder_layers(net: Network, encoded) -> None:
+    """The encoder's layers of every sentence (:meth:`Network.attach_layers`) for a network
+    with a mix of them, logged: the training's data encoded once."""
+    if not net.spec.mix_layers or all(e.layers is not None for e in encoded):
+        return
+    t0 = time.perf_counter()
+    words = sum(e.n for e in encoded)
+    net.attach_layers(encoded)
+    log.info("multilingual-e5-small layers 0-%d of %d words in %.0f s",
+             net.spec.mix_layers - 1, words, time.perf_counter() - t0)
+
+
 def gold_ids(vocab, sentence):
     """``(heads, labels, tags)`` int64 arrays (length ``n + 1``) of a gold sentence, labels and
     tags as ids of the model's vocabularies."""
@@ -409,7 +428,7 @@ def held_out_logprobs(net: Network, training, encoded, gold, folds):
               label=f"jackknife network {f + 1}/{folds}")
         seen = np.zeros(net.spec.words, dtype=bool)
         seen[:len(SPECIALS)] = True
-        for w, _, _ in items:
+        for w, *_ in items:
             seen[w] = True
         held = np.flatnonzero(fold_of == f)
         encs = [dataclasses.replace(e, form=np.where(seen[np.minimum(e.form, net.spec.words - 1)],
@@ -447,7 +466,10 @@ def train_learned(learned, config, training, vocab, train_sents, encoded, dev_se
         vec_dim = 0 if not vocab.vector_layer else encoded[0].vectors.shape[1]
         spec = NetworkSpec(words=len(vocab.form), chars=len(chars) + CHAR_SPECIALS,
                            labels=len(vocab.deprel), tags=len(vocab.upos), vec_dim=vec_dim,
-                           hidden=training.learned_hidden, layers=training.learned_layers)
+                           hidden=training.learned_hidden, layers=training.learned_layers,
+                           mix_layers=training.learned_encoder,
+                           mix_proj=training.learned_mix_dim,
+                           mix_pooling=training.learned_pooling)
         mean, std = (standardisation([e.vectors for e in encoded]) if vec_dim else (None, None))
         ck = None if not checkpoint else f"{checkpoint}.network.npz"
         if resume and ck and Path(ck).exists():
@@ -459,6 +481,7 @@ def train_learned(learned, config, training, vocab, train_sents, encoded, dev_se
                                      dropout=training.learned_dropout,
                                      schedule=training.learned_schedule,
                                      horizon=training.learned_epochs)
+        encoder_layers(t.net, encoded + list(dev_encoded or []))
         items = network_items(t.net, encoded)
         dev = None
         if dev_encoded:
@@ -568,13 +591,8 @@ class JointTraining:
             idx = order[a:a + BATCH]
             encs = [data[i][0] for i in idx]
             items = network_items(net, encs)
-            T = _bucket(max(len(w) for w, _, _ in items))
-            empty = (np.zeros(1, dtype=np.int64), ["<root>"],
-                     np.zeros((0, max(nt.spec.vec_dim, 1)), np.float32))
-            rows = items + [empty] * (BATCH - len(items))
-            if nt.spec.vec_dim:
-                rows = [(w, f, np.zeros((0, nt.spec.vec_dim), np.float32) if v is None else v)
-                        for w, f, v in rows]
+            T = _bucket(max(len(w) for w, *_ in items))
+            rows = items + [_empty(nt.spec)] * (BATCH - len(items))
             batch = encode_batch(rows, nt.spec, net.char_index, T)
             lp = np.asarray(self._logprobs(nt.params, batch))
             net.forget()

@@ -22,9 +22,10 @@ Routes
 
 Errors are a status code and one line of ``text/plain``, as UDPipe answers them: 400 for a bad
 parameter or input (for unreadable input, the line ``depparse parse`` prints for the same
-data in a file named ``data``), 404, 405, 413 for a body over ``max_request`` bytes, 415 for a
-body that is neither url-encoded nor multipart, 503 when the queue is full, and 500 only when
-a worker process died (the workers are then started afresh).
+data in a file named ``data``, less its advice on ``--skip-bad``), 404, 405, 413 for a body
+over ``max_request`` bytes, 415 for a body that is neither url-encoded nor multipart, 503 when
+the queue is full, and 500 only when a worker process died (the workers are then started
+afresh).
 """
 
 from __future__ import annotations

@@ -6,25 +6,37 @@
 ``data`` (required)
     The text to process, UTF-8.
 ``model``
-    A served model's name (``GET /models``; an alias such as ``en``); default: the first.
+    A served model's name (``GET /models``; an alias such as ``en``), or its name as UDPipe
+    names its models (``english``, ``english-ewt``, ``english-ewt-ud-2.17-251125``,
+    ``en_ewt-ud-2.17-251125``: language or treebank, then UD's release and date, which are
+    not checked), as ``depparse parse -m`` reads it (:mod:`depparse.catalog`); default: the
+    first.
 ``tokenizer``
     Present: ``data`` is plain text, which the model's tokenizer splits into sentences and
     words (``depparse parse --input text``).  Its value holds UDPipe's tokenizer options
-    (``;``-separated): ``normalized_spaces`` writes ``SpaceAfter=No`` alone in MISC, not the
-    text's exact whitespace (``SpacesAfter``, ``SpacesBefore``); the others (such as
-    ``presegmented``) are not depparse's and are ignored with a warning in the answer
-    (``warnings``).
+    (``;``-separated, UDPipe 1 User's Manual, Sec. 1.3): ``normalized_spaces`` writes
+    ``SpaceAfter=No`` alone in MISC, not the text's exact whitespace (``SpacesAfter``,
+    ``SpacesBefore``); ``presegmented``: every line is a sentence (only cut into words);
+    ``ranges``: ``TokenRange=start:end`` in the MISC of every token, where it is in
+    ``data`` (characters from 0, ``end`` one past the token; a multiword token's on its
+    token line; ``data`` as received, a ``text/*`` part's CRLFs read as LF).  Any other
+    option is refused (400).
 ``input``
     Without ``tokenizer``: ``conllu`` (the default), ``horizontal`` (a sentence per line,
     words separated by spaces) or ``vertical`` (a word per line, the form before the first
-    tab; a blank line ends a sentence).
+    tab; a blank line ends a sentence) (:mod:`depparse.conllu.formats`).  With
+    ``tokenizer`` it is ``conllu`` (what UDPipe's client always sends; the tokenizer reads
+    the text), or ``horizontal`` with ``tokenizer=presegmented`` (a sentence per line, the
+    tokenizer cuts the words); other combinations are refused (400).
 ``tagger``
     Present (and not ``none``): predict UPOS, XPOS, LEMMA and FEATS of every word, as
     ``depparse parse --retag``.  Absent: only the columns that are ``_`` on every word are
-    predicted, as ``depparse parse`` does (the parser needs them).
+    predicted, as ``depparse parse`` does (the parser needs them).  It takes no options
+    (another value than an empty one, ``1``, ``true`` ... is refused: 400).
 ``parser``
     Present (and not ``none``): parse, filling HEAD and DEPREL.  Absent: tokenize and tag
-    only.  (``/parse``, depparse's own route, parses unless ``parser=none``.)
+    only.  (``/parse``, depparse's own route, parses unless ``parser=none``.)  No options,
+    as ``tagger``.
 ``output``
     ``conllu``, the only format depparse writes.
 ``time_limit``
@@ -38,7 +50,8 @@ as ``application/x-www-form-urlencoded`` or ``multipart/form-data``.  A multipar
 own client sends its parameters so): its CRLFs are read as line ends (LF); a part without a
 type or of another one (a file, ``curl -F data=@file``) is taken byte for byte.  Anything else is
 answered with a 4xx status and one line saying what is wrong: an unknown or repeated
-parameter, a value outside its choices, text that is not UTF-8, an unknown model.
+parameter, a value outside its choices or an option depparse cannot honour, text that is not
+UTF-8, an unknown model.  Nothing asked for is ignored or replaced by a default.
 """
 
 from __future__ import annotations
@@ -48,8 +61,8 @@ import email.policy
 import urllib.parse
 from dataclasses import dataclass
 
-__all__ = ["EXTRA", "INPUTS", "PARAMETERS", "Job", "RequestError", "form_pairs", "horizontal",
-           "make_job", "query_pairs", "vertical"]
+__all__ = ["EXTRA", "INPUTS", "PARAMETERS", "TOKENIZER_OPTIONS", "Job", "RequestError",
+           "form_pairs", "make_job", "model_name", "query_pairs"]
 
 #: UDPipe's parameters of ``process``.
 PARAMETERS = ("model", "tokenizer", "tagger", "parser", "input", "output", "data")
@@ -59,6 +72,8 @@ EXTRA = ("time_limit",)
 INPUTS = ("conllu", "horizontal", "vertical", "text")
 #: Values of ``tokenizer``/``tagger``/``parser`` that only switch the step on.
 _PLAIN = ("", "1", "true", "yes", "on", "default", "tokenizer", "tagger", "parser")
+#: UDPipe's tokenizer options that depparse's tokenizer honours.
+TOKENIZER_OPTIONS = ("normalized_spaces", "presegmented", "ranges")
 
 
 class RequestError(Exception):
@@ -86,6 +101,8 @@ class Job:
     time_limit: float
     warnings: tuple[str, ...] = ()
     normalized_spaces: bool = False  # the tokenizer's MISC: SpaceAfter=No alone
+    presegmented: bool = False  # the tokenizer: a sentence per line
+    ranges: bool = False  # the tokenizer's MISC: TokenRange=start:end
 
 
 def _utf8(raw: bytes, what: str) -> str:
@@ -149,24 +166,42 @@ def _multipart(body: bytes, content_type: str) -> list[tuple[str, str]]:
     return out
 
 
-def _switch(params: dict, name: str, default: bool, warnings: list[str],
+def _switch(params: dict, name: str, default: bool,
             known: tuple[str, ...] = ()) -> tuple[bool, set[str]]:
     """On/off of ``tokenizer``/``tagger``/``parser`` (present and not ``none`` is on), and
-    which of the options ``known`` it was given; other option values than a plain "on" are
-    not depparse's and are ignored with a warning."""
+    which of the options ``known`` it was given.
+
+    Raises
+    ------
+    RequestError
+        400 for another option (one depparse cannot honour)."""
     if name not in params:
         return default, set()
     value = params[name].strip()
     if value.lower() == "none":
         return False, set()
     given = [o.strip().lower() for o in value.split(";")]
-    options = [o for o, g in zip(value.split(";"), given, strict=True)
+    options = [o.strip() for o, g in zip(value.split(";"), given, strict=True)
                if g not in _PLAIN + known]
     if options:
-        warnings.append(f"{name} options {';'.join(options)!r} ignored: depparse's {name} takes "
-                        f"{'only ' + ', '.join(known) if known else 'none'} (the model's "
-                        "settings are used)")
+        takes = (f"takes only {', '.join(known)}" if known
+                 else "takes no options (give it empty to switch it on)")
+        raise RequestError(400, f"{name} option{'s' if len(options) > 1 else ''} "
+                                f"{';'.join(options)!r} not known: depparse's {name} {takes}")
     return True, set(given) & set(known)
+
+
+def model_name(name: str, models: dict[str, str]) -> str | None:
+    """The served model that a request's ``model`` names: a served name or alias (``models``,
+    also in lower case), else UDPipe's name of it without UD's release and date
+    (``english-ewt-ud-2.17-251125`` -> ``english-ewt``, :func:`depparse.catalog.base_name`);
+    None if none."""
+    from ..catalog import base_name
+
+    for key in (name, name.lower(), base_name(name)):
+        if key in models:
+            return models[key]
+    return None
 
 
 def make_job(pairs: list[tuple[str, str]], models: dict[str, str], default_model: str,
@@ -201,19 +236,23 @@ def make_job(pairs: list[tuple[str, str]], models: dict[str, str], default_model
     if "data" not in params:
         raise RequestError(400, "the parameter 'data' is required (the text to process)")
     name = params.get("model", "") or default_model
-    if name not in models:
+    model = model_name(name, models)
+    if model is None:
         raise RequestError(400, f"the requested model {name!r} does not exist; this server "
                                 f"has {', '.join(sorted(set(models.values())))} (GET /models)")
-    warnings: list[str] = []
-    tokenize, options = _switch(params, "tokenizer", False, warnings, ("normalized_spaces",))
+    tokenize, options = _switch(params, "tokenizer", False, TOKENIZER_OPTIONS)
     kind = params.get("input", "conllu").strip() or "conllu"
     if kind not in INPUTS:
         raise RequestError(400, f"unknown input format {kind!r}; depparse reads "
                                 f"{', '.join(INPUTS)}")
-    if tokenize and "input" in params and kind != "text":
-        warnings.append(f"input={kind} ignored: with the tokenizer the input is plain text")
-    tag = _switch(params, "tagger", False, warnings)[0]
-    parse = _switch(params, "parser", parse_default, warnings)[0]
+    if tokenize and kind not in ("conllu", "text") and not (
+            kind == "horizontal" and "presegmented" in options):
+        raise RequestError(400, f"input={kind} cannot be tokenized: the tokenizer reads plain "
+                                "text (input=conllu, what UDPipe's client sends, or none); "
+                                "leave out tokenizer to read the words as they are, or give "
+                                "tokenizer=presegmented for a sentence per line")
+    tag = _switch(params, "tagger", False)[0]
+    parse = _switch(params, "parser", parse_default)[0]
     out = params.get("output", "conllu").strip() or "conllu"
     if out != "conllu":
         raise RequestError(400, f"unknown output format {out!r}; depparse writes conllu")
@@ -227,36 +266,5 @@ def make_job(pairs: list[tuple[str, str]], models: dict[str, str], default_model
         if not 0 < limit <= max_time_limit:
             raise RequestError(400, f"time_limit must be > 0 and at most {max_time_limit:g} "
                                     "seconds (the server's limit, depparse serve --time-limit)")
-    return Job(models[name], params["data"], "text" if tokenize else kind, tag, parse, limit,
-               tuple(warnings), "normalized_spaces" in options)
-
-
-def horizontal(text: str) -> str:
-    """UDPipe's ``horizontal`` input as CoNLL-U: a sentence per non-empty line, its words
-    separated by whitespace."""
-    out = []
-    for line in text.splitlines():
-        words = line.split()
-        if words:
-            out += [f"{i}\t{w}\t_\t_\t_\t_\t_\t_\t_\t_" for i, w in enumerate(words, 1)]
-            out.append("")
-    return "\n".join(out) + "\n" if out else ""
-
-
-def vertical(text: str) -> str:
-    """UDPipe's ``vertical`` input as CoNLL-U: a word per line (its form before the first tab),
-    a blank line after each sentence.  Line ``k`` of the input is line ``k`` of the result, so
-    the reader's messages name the input's lines."""
-    out = []
-    i = 0
-    for line in text.splitlines():
-        form = line.split("\t", 1)[0].strip()
-        if form:
-            i += 1
-            out.append(f"{i}\t{form}\t_\t_\t_\t_\t_\t_\t_\t_")
-        else:
-            i = 0
-            out.append("")
-    if i:
-        out.append("")  # the last sentence's blank line
-    return "\n".join(out) + "\n" if i or any(out) else ""
+    return Job(model, params["data"], "text" if tokenize else kind, tag, parse, limit, (),
+               "normalized_spaces" in options, "presegmented" in options, "ranges" in options)

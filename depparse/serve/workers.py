@@ -43,10 +43,10 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
-from ..conllu import read_conllu, read_sentence, write_conllu
+from ..conllu import iter_words, read_conllu, read_sentence, write_conllu
 from ..errors import DepparseError, InputWarning, ModelError
 from ..viewer import proof_badge, sentence_html, tree_from_sentence
-from .protocol import Job, RequestError, horizontal, vertical
+from .protocol import Job, RequestError
 
 __all__ = ["CHUNK_WORDS", "LONG_WORDS", "Answer", "ClientGone", "Slots", "WorkerDied", "Workers",
            "rss_mb"]
@@ -149,12 +149,12 @@ def _read_job(job: Job, max_words: int):
     parser = _STATE[job.model]
     if job.input == "text":
         sents = parser.read_text(job.data, source=SOURCE,
-                                 normalized_spaces=job.normalized_spaces)
+                                 normalized_spaces=job.normalized_spaces,
+                                 presegmented=job.presegmented, ranges=job.ranges)
     else:
-        text = {"horizontal": horizontal, "vertical": vertical}.get(job.input, str)(job.data)
-        f = io.BytesIO(text.encode("utf-8"))
+        f = io.BytesIO(job.data.encode("utf-8"))
         f.name = SOURCE
-        sents = read_conllu(f)
+        sents = read_conllu(f) if job.input == "conllu" else list(iter_words(f, job.input))
     _check_language(parser, sents)
     for s in sents:
         if s.n > max_words:
