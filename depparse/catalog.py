@@ -36,8 +36,9 @@ from pathlib import Path
 from .errors import InputWarning, ModelError
 from .paths import models_dir
 
-__all__ = ["DEFAULT_NAME", "GROUP", "LANGUAGES", "ModelEntry", "base_name", "card_scores",
-           "find", "models", "not_found_message"]
+__all__ = ["DEFAULT_NAME", "GROUP", "LANGUAGES", "LANGUAGE_EXCESS", "LanguageFit",
+           "ModelEntry", "base_name", "card_scores", "check_language", "find",
+           "language_verdict", "models", "not_found_message"]
 
 #: The entry-point group of model packages.
 GROUP = "depparse.models"
@@ -265,3 +266,175 @@ def card_scores(card: Path | str | None) -> dict[str, dict[str, float]]:
         out[cells[0]] = {h: float(c) for h, c in zip(names[1:], cells[1:], strict=False)
                          if _NUMBER.match(c) and h.lower() != "words/s"}
     return out
+
+
+# ---------------------------------------------------------------------------------------
+# the language check: does the input look like the model's training data?
+
+#: A sample of :data:`LANGUAGE_ABSOLUTE_CHARS` or more scored more than this above its
+#: model's own level (bits per character trigram, :func:`depparse.encoding.language.excess`)
+#: is not the model's language.  Measured (benchmarks/results/language_check.md: ``python
+#: benchmarks/language_profiles.py measure``, every dev and test file of the corpora in
+#: samples of 2,000 characters): the shipped models' own samples score at most 1.01 (en_ewt
+#: test; pt_bosque 0.77, tr_imst 0.69); the other languages at least 1.37 under en_ewt
+#: (Italian; Afrikaans 1.41, French 1.53, German 1.83), 2.64 under tr_imst, and under
+#: pt_bosque 1.01 (Italian: 6 of its 53 samples pass) and Galician 0.31 (all pass: the
+#: Portuguese model is the nearest there is).
+LANGUAGE_EXCESS = 1.2
+#: Another model is named when the sample's excess under it is lower by this much: no sample
+#: of 300 characters or more of a shipped model's language is nearer another shipped model
+#: by this much (the measurement above: none of 2,658).
+LANGUAGE_MARGIN = 1.0
+#: Below this many characters a text is too short to tell (a greeting, a name): no check.
+LANGUAGE_MIN_CHARS = 100
+#: What the check reads of an input: its first sentences up to this many characters.
+LANGUAGE_SAMPLE_CHARS = 2000
+#: Samples shorter than this are compared with the other models alone (the margin): English
+#: web text is too varied to be judged alone on less (en_ewt's own samples of 1,000
+#: characters score up to 2.06, of 300 up to 3.42).
+LANGUAGE_ABSOLUTE_CHARS = LANGUAGE_SAMPLE_CHARS
+#: A shorter sample's better model is named only if it scores at most this: the highest
+#: excess of a shipped model's own 300-character samples (3.42, en_ewt test) rounded up, so
+#: that Korean (6.1 and more under every shipped model) is told no model fits, not to use
+#: the Turkish one.
+LANGUAGE_SHORT_EXCESS = 3.5
+
+
+def language_verdict(excesses: dict, current: str, chars: int) -> tuple[bool, str | None]:
+    """``(fits, better)`` of a sample of ``chars`` characters: whether it fits the model
+    ``current``, and the model that fits it better (or None), from its
+    :func:`~depparse.encoding.language.excess` under each model (``{name: bits}``,
+    ``current`` among them).  See :data:`LANGUAGE_EXCESS` and the constants after it."""
+    if chars < LANGUAGE_MIN_CHARS or current not in excesses:
+        return True, None
+    own = excesses[current]
+    judged = chars >= LANGUAGE_ABSOLUTE_CHARS
+    if judged and own <= LANGUAGE_EXCESS:
+        return True, None
+    best = min(excesses, key=lambda k: (excesses[k], k != current))
+    if best != current and own - excesses[best] >= LANGUAGE_MARGIN:
+        limit = LANGUAGE_EXCESS if judged else LANGUAGE_SHORT_EXCESS
+        return False, (best if excesses[best] <= limit else None)
+    return not judged, None
+
+
+@dataclass(frozen=True)
+class LanguageFit:
+    """What the language check found of an input (:func:`check_language`).
+
+    Attributes
+    ----------
+    model : str
+        The model that parses it (its name, or its file's stem).
+    fits : bool
+        Whether the input looks like the model's training data.
+    better : ModelEntry or None
+        A shipped model that fits it better.
+    excess : dict
+        Bits per trigram over each model's own level, by model name.
+    chars : int
+        Characters read.
+    """
+
+    model: str
+    fits: bool
+    better: ModelEntry | None
+    excess: dict
+    chars: int
+
+    def message(self, source: str, advice=None) -> str | None:
+        """The warning to give (None when the input fits): ``source`` is the input's name;
+        ``advice(entry)`` says how to use the model that fits better (default: ``parse it
+        with -m LANG``, the command line's way)."""
+        if self.fits:
+            return None
+        mine = self.excess[self.model]
+        head = (f"{source}: this does not look like the language of model {self.model} (its "
+                f"first {self.chars:,} characters score {mine:.1f} bits per character trigram "
+                f"over the model's own text; over {LANGUAGE_EXCESS} is another language), so "
+                "it is parsed, tokenised and tagged poorly")
+        if self.better is not None:
+            how = (advice or (lambda e: f"parse it with -m {e.lang}"))(self.better)
+            return (f"{head}; model {self.better.name} ({self.better.lang}) fits it better: "
+                    f"{how}")
+        others = sorted({e.lang for e in _profiled() if e.name != self.model})
+        return (f"{head}; it fits none of the models installed"
+                + (f" ({', '.join(others)} besides)" if others else "")
+                + ": train one for its language with `depparse train`")
+
+    def to_json(self) -> dict:
+        return {"model": self.model, "fits": self.fits,
+                "better": None if self.better is None else self.better.name,
+                "better_option": None if self.better is None else f"-m {self.better.lang}",
+                "chars": self.chars, "excess": {k: round(v, 3) for k, v in self.excess.items()},
+                "threshold": LANGUAGE_EXCESS}
+
+
+_PROFILES: dict = {}
+
+
+def _profile(path: Path):
+    """The character profile beside a model file (None where there is none or it cannot be
+    read), read once per process."""
+    from .encoding.language import Profile, profile_path
+
+    p = profile_path(path)
+    try:
+        key = (str(p.resolve()), p.stat().st_mtime_ns)
+    except OSError:
+        return None
+    if key not in _PROFILES:
+        try:
+            _PROFILES[key] = Profile.load(p)
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            warnings.warn(f"{p}: the model's character profile cannot be read ({e}); the "
+                          "language check is off for it", InputWarning, stacklevel=3)
+            _PROFILES[key] = None
+    return _PROFILES[key]
+
+
+_PROFILED: list = []
+
+
+def _profiled() -> list[ModelEntry]:
+    """The known models that have a character profile (listed once per process)."""
+    if not _PROFILED:
+        _PROFILED.append([e for e in models() if _profile(e.path) is not None])
+    return _PROFILED[0]
+
+
+def check_language(model_path, texts) -> LanguageFit | None:
+    """The language check of an input (its sentences' texts, the first
+    :data:`LANGUAGE_SAMPLE_CHARS` characters of them read) for the model in ``model_path``.
+
+    Every known model with a character profile (:func:`models`; the profile is a file beside
+    the model, :func:`depparse.encoding.language.profile_path`) is a candidate, so a model
+    shipped later is named without a change here.  None where the model has no profile.
+    """
+    from .encoding.language import excess
+
+    path = Path(model_path)
+    own = _profile(path)
+    if own is None:
+        return None
+    sample, chars = [], 0
+    for t in texts:
+        if chars >= LANGUAGE_SAMPLE_CHARS:
+            break
+        sample.append(t)
+        chars += len(t)
+    try:
+        here = path.resolve()
+    except OSError:
+        here = path
+    current = next((e for e in _profiled() if e.path.resolve() == here), None)
+    name = current.name if current is not None else path.stem
+    scores = {name: excess(own, sample)}
+    for e in _profiled():
+        if e.name != name:
+            scores[e.name] = excess(_profile(e.path), sample)
+    if any(v != v for v in scores.values()):  # nan: no trigram to score
+        return LanguageFit(name, True, None, {}, chars)
+    fits, better = language_verdict(scores, name, chars)
+    entry = next((e for e in _profiled() if e.name == better), None)
+    return LanguageFit(name, fits, entry, scores, chars)

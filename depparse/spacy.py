@@ -17,6 +17,9 @@ depparse's tokenizer before it), else those depparse's tokenizer finds in ``doc.
 sentence's proof goes on the ``Doc``: ``doc._.depparse_proofs`` is one dict per sentence, in
 order (``optimal``, ``proof``: ``"dual"`` or ``"branch-and-bound"``, ``certificate``,
 ``iterations``, ``seconds``, ``nodes``), and ``span._.depparse_proof`` the one of a sentence.
+``doc.noun_chunks`` reads depparse's UD labels (:func:`noun_chunks`, which the component puts
+on its pipeline's vocabulary and on every ``Doc`` it parses): spaCy's own English iterator
+reads ClearNLP labels (``dobj``, ``pobj``, ``ROOT``) and would miss every object.
 
 :func:`load` gives a whole pipeline the way spacy-udpipe and spacy-stanza do: depparse's own
 tokenizer reads the raw text (sentences, tokens, and multiword tokens split into their
@@ -51,7 +54,7 @@ from .api import load as load_parser
 from .api import resolve_model
 from .conllu import read_conllu, token_spaces, tokens_with_misc
 
-__all__ = ["DepparseComponent", "DepparseTokenizer", "load", "parser_for"]
+__all__ = ["DepparseComponent", "DepparseTokenizer", "load", "noun_chunks", "parser_for"]
 
 _PARSERS: dict = {}
 
@@ -82,6 +85,93 @@ if not Span.has_extension("depparse_proof"):
     Span.set_extension("depparse_proof", getter=_sentence_proof)
 
 
+#: UD relations (the part before ``:``) whose NOUN, PROPN or PRON heads a noun chunk; a
+#: coordinated noun (``conj``) heads one where the first conjunct does.  ``nmod:poss`` is
+#: left out: a possessor ("my", "the city's") stays inside its noun's chunk.
+CHUNK_HEADS = frozenset({"nsubj", "obj", "iobj", "obl", "nmod", "appos", "root", "vocative",
+                         "dislocated", "expl"})
+#: Relations of a noun's dependents that belong to its chunk: before it (``the``, ``a small``,
+#: ``my``, ``two``) and after it (``gato preto``, ``John Smith``).  Anything else (``case``:
+#: "on the mat" gives "the mat"; ``cc``, ``punct``, a clause) ends the chunk on that side.
+CHUNK_LEFT = frozenset({"det", "amod", "nummod", "compound", "nmod:poss", "flat", "fixed",
+                        "clf", "goeswith"})
+CHUNK_RIGHT = frozenset({"amod", "compound", "flat", "fixed", "goeswith"})
+_NOMINAL = frozenset({"NOUN", "PROPN", "PRON"})
+
+
+def _rel(token) -> str:
+    return token.dep_.lower()
+
+
+def _base(rel: str) -> str:
+    return rel.split(":", 1)[0]
+
+
+def _in(rel: str, allowed: frozenset) -> bool:
+    return rel in allowed or _base(rel) in allowed
+
+
+def _heads_chunk(token) -> bool:
+    rel = _rel(token)
+    if rel == "nmod:poss":
+        return False
+    if _base(rel) in CHUNK_HEADS:
+        return True
+    if _base(rel) != "conj":
+        return False
+    head = token.head  # the first conjunct decides, as in spaCy's iterators
+    while _base(_rel(head)) == "conj" and head.head.i != head.i:
+        head = head.head
+    return _rel(head) != "nmod:poss" and _base(_rel(head)) in CHUNK_HEADS
+
+
+def noun_chunks(doclike):
+    """Base noun phrases of a ``Doc`` or ``Span`` parsed with UD labels: spaCy's
+    ``noun_chunks`` syntax iterator for depparse's trees.
+
+    A chunk is headed by a NOUN, PROPN or PRON whose relation is in :data:`CHUNK_HEADS` (or a
+    ``conj`` of one); it spans the head and its adjacent dependents of :data:`CHUNK_LEFT` and
+    :data:`CHUNK_RIGHT` with their subtrees (so the preposition of "on the mat" stays out, as
+    in spaCy's English iterator).  Chunks never nest: a noun inside an earlier chunk is
+    skipped.
+
+    Yields
+    ------
+    (int, int, int)
+        Start and end token index and the label ``NP``'s string id, as spaCy's syntax
+        iterators do.
+
+    Raises
+    ------
+    ValueError
+        If the ``Doc`` has no dependency annotation (spaCy's ``E029``).
+    """
+    from spacy.errors import Errors
+
+    doc = doclike.doc
+    if not doc.has_annotation("DEP"):
+        raise ValueError(Errors.E029)
+    np_label = doc.vocab.strings.add("NP")
+    prev_end = -1
+    for word in doclike:
+        if word.pos_ not in _NOMINAL or not _heads_chunk(word):
+            continue
+        start = word.i
+        for child in reversed(list(word.lefts)):  # nearest first; stop at a gap
+            if not _in(_rel(child), CHUNK_LEFT) or child.right_edge.i != start - 1:
+                break
+            start = child.left_edge.i
+        end = word.i
+        for child in word.rights:
+            if not _in(_rel(child), CHUNK_RIGHT) or child.left_edge.i != end + 1:
+                break
+            end = child.right_edge.i
+        if start <= prev_end:
+            continue
+        prev_end = end
+        yield start, end + 1, np_label
+
+
 def _nonspace_count(text: str) -> int:
     return sum(1 for ch in text if not ch.isspace())
 
@@ -101,6 +191,9 @@ class DepparseComponent:
         self.name = name
         self.model = model
         self.parser = parser_for(model)
+        # the Docs this pipeline makes from now on (a DocBin's too) read UD labels; the Doc
+        # being parsed gets it in __call__ (it was made before)
+        nlp.vocab.get_noun_chunks = noun_chunks
 
     def _sentences(self, doc: Doc) -> list[list[int]]:
         """The token indices of each sentence (whitespace tokens left out)."""
@@ -132,6 +225,7 @@ class DepparseComponent:
 
     def __call__(self, doc: Doc) -> Doc:
         sentences = self._sentences(doc)
+        doc.noun_chunks_iterator = noun_chunks
         if not sentences:
             doc._.depparse_proofs = []
             return doc

@@ -4,7 +4,8 @@
 
 A model ``<lang>_<corpus>_<kind>.npz`` with its card ``<same>.md`` beside it becomes the
 package ``depparse-model-<lang>-<corpus>`` (module ``depparse_model_<lang>_<corpus>``: the two
-files and an ``__init__`` with ``META`` and ``path()``), version = depparse's, declaring the
+files, the character profile ``<same>.chars.json`` of the language check where there is one,
+and an ``__init__`` with ``META`` and ``path()``), version = depparse's, declaring the
 entry point ``depparse.models`` by which ``depparse.load("<lang>")`` finds it
 (:mod:`depparse.catalog`).  The templates are ``packaging/model/``; the wheel is built by
 ``python -m build`` (PEP 517, setuptools) into ``--out``.  The licence of the package is the
@@ -94,6 +95,9 @@ def build(model: Path, out: Path) -> Path:
             encoding="utf-8")
         shutil.copy2(model, pkg / f["model_file"])
         shutil.copy2(model.with_suffix(".md"), pkg / f["card_file"])
+        profile = model.with_name(model.stem + ".chars.json")  # the language check's profile
+        if profile.is_file():
+            shutil.copy2(profile, pkg / profile.name)
         shutil.copy2(model.with_suffix(".md"), src / "README.md")
         out.mkdir(parents=True, exist_ok=True)
         proc = subprocess.run([sys.executable, "-m", "build", "--wheel", "--outdir",

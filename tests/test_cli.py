@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import time
 
 import numpy as np
+import pytest
 from fixtures_models import long_sentence, run_cli
 
 from depparse.conllu import read_conllu
@@ -226,6 +228,61 @@ def test_bad_flags_exit_2(syn, tmp_path):
         rc, _, err = run_cli(["parse", syn.test, "--model", syn.model, *args])
         assert rc == 2
         assert len(err.strip().splitlines()) == 1 and "error" in err
+
+
+# -- training says what it is doing (issue 51 item 5) ----------------------------------------
+
+def test_train_without_jax_stops_at_the_start_with_the_pip_command(syn, tmp_path, monkeypatch):
+    """--learned-scale without JAX: one error line with the pip command before anything is
+    trained (it came after the tagger had trained), and no model written."""
+    import sys
+
+    from depparse.learn import perceptron
+
+    for name in ("jax", "optax"):
+        monkeypatch.setitem(sys.modules, name, None)  # `import jax` raises ImportError
+    out = tmp_path / "m.npz"
+    rc, _, err = run_cli(["train", syn.train, "--dev", syn.dev, "--learned-scale", "1",
+                          "--epochs", "1", "--bits", "16", "-o", out])
+    assert rc == 2, err
+    assert err.splitlines() == [line for line in err.splitlines()
+                                if line.startswith("depparse: error: --learned-scale: ")], err
+    assert "pip install 'depparse[learned]'" in err
+    assert not out.exists()
+    # the API refuses as early: the tagger is never reached
+
+    def tagger_reached(*a, **k):
+        raise AssertionError("the tagger trained before the JAX check")
+
+    monkeypatch.setattr(perceptron, "tag_training_data", tagger_reached)
+    from depparse.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"learned_scale.*pip install"):
+        perceptron.train(read_conllu(syn.train), read_conllu(syn.dev),
+                         perceptron.ModelConfig(learned_scale=1.0), progress=False)
+
+
+def test_train_shows_progress_of_the_final_dev_evaluation(syn, tmp_path, monkeypatch):
+    """The final dev evaluation says when it starts and, as an epoch does, shows its progress
+    (a log line every LOG_SECONDS when stderr is not a terminal; 0 here: one per sentence but
+    the last); -q says nothing of it."""
+    from depparse.learn import progress
+
+    monkeypatch.setattr(progress, "LOG_SECONDS", 0.0)
+    n = len(read_conllu(syn.dev))
+    args = ["train", syn.train, "--dev", syn.dev, "--epochs", "1", "--bits", "16",
+            "--labeler-epochs", "1", "--no-tagger", "--no-tokenizer"]
+    rc, _, err = run_cli([*args, "-o", tmp_path / "m.npz"])
+    assert rc == 0, err
+    lines = err.splitlines()
+    start = lines.index(next(x for x in lines if x.startswith(
+        f"depparse: final model on dev: parsing {n} sentences")))
+    tick = re.compile(r"depparse: final model on dev: (\d+) of (\d+) sentences \(")
+    ticks = [(k, m.groups()) for k, x in enumerate(lines) if (m := tick.match(x))]
+    assert [g for _, g in ticks] == [(str(j), str(n)) for j in range(1, n)]
+    assert start < ticks[0][0]
+    rc, _, err = run_cli([*args, "-q", "-o", tmp_path / "q.npz"])
+    assert rc == 0 and err == "", err
 
 
 def test_input_horizontal_and_vertical(syn, tmp_path):

@@ -825,6 +825,61 @@ def test_expert_weights_chosen_on_dev_are_the_best_pair(tiny):
     assert len(reported) == 2
 
 
+def _log_lines():
+    """The messages of depparse's training log (``depparse.learn.perceptron``), collected by a
+    handler of its own (the CLI turns the propagation to the root logger off)."""
+    import logging
+
+    lines: list[str] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record):
+            lines.append(record.getMessage())
+
+    log = logging.getLogger("depparse.learn.perceptron")
+    h, level = Collect(logging.INFO), log.level
+    log.addHandler(h)
+    log.setLevel(logging.INFO)
+
+    def done():
+        log.removeHandler(h)
+        log.setLevel(level)
+
+    return lines, done
+
+
+def test_expert_weight_grid_shows_progress(tiny, monkeypatch):
+    """Issue 51 item 5: the grid (250 s on de_gsd dev with no output) says when it starts and
+    shows the sentences parsed and labelled as an epoch shows its sentences (a log line every
+    LOG_SECONDS off a terminal; 0 here: one per step but the last); without progress, the
+    start and end lines alone."""
+    import re
+
+    from depparse.learn import progress
+    from depparse.learn.devscore import choose_expert_weights, grid_steps
+
+    monkeypatch.setattr(progress, "LOG_SECONDS", 0.0)
+    _, parser, dev = tiny
+    tags, labels, arcs = (0.0, 1.0), (0.0, 4.0, 8.0), (1.0,)
+    # a parse per tag weight (tags predicted) and one with the tags given, each labelled
+    # again per label weight
+    steps = len(dev) * (len(tags) + 1) * (1 + len(labels))
+    assert grid_steps(len(dev), tags, labels, arcs) == (len(tags) + 1, steps)
+    tick = re.compile(r"expert weights on dev: (\d+) of (\d+) sentences parsed or labelled \(")
+    for on in (True, False):
+        lines, done = _log_lines()
+        try:
+            choose_expert_weights(parser.model, dev, tags, labels, arcs, progress=on)
+        finally:
+            done()
+        assert lines[0].startswith("choosing the expert weights on dev: 6 weightings with the "
+                                   "tags predicted, 3 with them given; 3 parses of")
+        assert lines[-1].startswith("expert weights chosen on dev: ")
+        ticks = [m.groups() for x in lines if (m := tick.match(x))]
+        assert ticks == ([(str(j), str(steps)) for j in range(1, steps)] if on else [])
+        assert len(lines) == 2 + len(ticks)
+
+
 def test_expert_weights_on_dev_need_a_network_and_dev_data():
     from depparse.api import train
     from depparse.errors import ConfigError

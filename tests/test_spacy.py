@@ -149,3 +149,60 @@ def test_english_model_as_in_the_readme():
     doc2 = nlp2("I don't know.")
     assert [t.text for t in doc2] == ["I", "do", "n't", "know", "."]
     _check_doc(doc2, "en")
+
+
+def _ud_doc(vocab, rows):
+    """A Doc from (word, UPOS, head index (itself: root), UD label) rows."""
+    from spacy.tokens import Doc
+
+    words = [r[0] for r in rows]
+    return Doc(vocab, words=words, pos=[r[1] for r in rows], heads=[r[2] for r in rows],
+               deps=[r[3] for r in rows])
+
+
+def test_noun_chunks_read_ud_labels():
+    """Issue 51 item 6: spaCy's English iterator reads ClearNLP labels (dobj, pobj) and, on
+    UD trees, misses the objects; depparse's finds them, keeps the preposition out ("the
+    mat"), a possessor and the adjectives in, and a coordinated noun as a chunk of its own."""
+    import depparse.spacy as dspacy
+
+    nlp = spacy.blank("en")
+    rows = [("The", "DET", 1, "det"), ("cat", "NOUN", 2, "nsubj"), ("chased", "VERB", 2, "root"),
+            ("a", "DET", 5, "det"), ("small", "ADJ", 5, "amod"), ("mouse", "NOUN", 2, "obj"),
+            ("on", "ADP", 8, "case"), ("the", "DET", 8, "det"), ("mat", "NOUN", 2, "obl"),
+            ("and", "CCONJ", 12, "cc"), ("my", "PRON", 12, "nmod:poss"),
+            ("old", "ADJ", 12, "amod"), ("rug", "NOUN", 8, "conj"), (".", "PUNCT", 2, "punct")]
+    doc = _ud_doc(nlp.vocab, rows)
+    english = [c.text for c in doc.noun_chunks]  # spaCy's own iterator for English
+    assert "a small mouse" not in english
+    doc.noun_chunks_iterator = dspacy.noun_chunks
+    chunks = [c.text for c in doc.noun_chunks]
+    assert chunks == ["The cat", "a small mouse", "the mat", "my old rug"]
+    assert {c.label_ for c in doc.noun_chunks} == {"NP"}
+    sent = doc[3:9]  # a Span's chunks: those inside it
+    assert [c.text for c in sent.noun_chunks] == ["a small mouse", "the mat"]
+    # Romance order: the adjective after the noun; a name's flat parts
+    pt = _ud_doc(nlp.vocab, [("o", "DET", 1, "det"), ("gato", "NOUN", 1, "root"),
+                             ("preto", "ADJ", 1, "amod")])
+    pt.noun_chunks_iterator = dspacy.noun_chunks
+    assert [c.text for c in pt.noun_chunks] == ["o gato preto"]
+
+
+def test_component_gives_ud_noun_chunks_with_the_english_model():
+    """The sentences of issue 51 item 6 through the English model: the objects are chunks,
+    on the Doc parsed and on the pipeline's Docs restored from a DocBin."""
+    if not (REPO / "models" / "en_ewt_gs.npz").exists():
+        pytest.skip("the English model is not in models/")
+    from spacy.tokens import DocBin
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("depparse", config={"model": "en"})
+    want = {"The cat chased a small mouse.": ["The cat", "a small mouse"],
+            "We watched the old film.": ["We", "the old film"]}
+    docs = []
+    for text, chunks in want.items():
+        doc = nlp(text)
+        assert [c.text for c in doc.noun_chunks] == chunks
+        docs.append(doc)
+    back = list(DocBin(docs=docs, attrs=["POS", "HEAD", "DEP"]).get_docs(nlp.vocab))
+    assert [[c.text for c in d.noun_chunks] for d in back] == list(want.values())

@@ -21,7 +21,14 @@ import sys
 import warnings
 from pathlib import Path
 
-from ..errors import ConlluWarning, DepparseError, InputWarning, UsageError, require_extra
+from ..errors import (
+    ConlluWarning,
+    DepparseError,
+    InputWarning,
+    MissingExtraError,
+    UsageError,
+    require_extra,
+)
 from .commands import COMMANDS, check_output, oserror, read_conllu_file
 from .models import cmd_models
 from .options import CONFIGS, add_config_flags, configs_from_args, recipe_settings
@@ -80,6 +87,11 @@ def cmd_train(args):
         args.labeler_epochs = 0
     kw = configs_from_args(args, "train")
     cfg, dec, trc = (cls(**kw[cls]) for cls in CONFIGS)
+    if cfg.learned_scale:  # before the data is read and anything trains
+        from ..learn.network import NEEDS_JAX, have_jax
+
+        if not have_jax():
+            raise MissingExtraError(f"--learned-scale: {NEEDS_JAX}")
     out = Path(args.output)
     check_output(out, "model")
     ckpt = args.checkpoint or str(out) + ".ckpt.npz"

@@ -159,6 +159,48 @@ def _warm(parser, text, kw):
         parser.tokenizer.tokenize("Warm up. Done.")
 
 
+class _LanguageSample:
+    """The first sentences of an input, for the language check (:meth:`Run.check_language`),
+    done once :data:`~depparse.catalog.LANGUAGE_SAMPLE_CHARS` characters are read (or the
+    input ends).  A resumed input (``head``: a function giving its first sentences) was
+    checked by the run that began it: its warning is said again from the state, or, if that
+    run stopped before its check was committed, the check is made on the input's head."""
+
+    def __init__(self, run, fname, head=None):
+        from ..catalog import LANGUAGE_SAMPLE_CHARS
+
+        self.run, self.fname, self.limit = run, fname, LANGUAGE_SAMPLE_CHARS
+        self.texts: list[str] = []
+        self.chars = 0
+        self.checked = False
+        if head is not None:
+            said = run.counts.files.get(fname, {}).get("language")
+            if said is None:
+                for s in head():
+                    self.add(s)
+                self.done()
+            elif said.get("warning"):
+                warnings.warn(said["warning"], InputWarning, stacklevel=2)
+            self.checked = True
+
+    def add(self, sentence):
+        if self.checked:
+            return
+        from ..encoding.language import sentence_text
+
+        self.texts.append(sentence_text(sentence))
+        self.chars += len(self.texts[-1])
+        if self.chars >= self.limit:
+            self.done()
+
+    def done(self):
+        if not self.checked:
+            self.checked = True
+            if self.texts:
+                self.run.check_language(self.fname, self.texts)
+            self.texts = []
+
+
 class Run:
     """One ``depparse parse`` run over its targets (see the module docstring).
 
@@ -446,13 +488,18 @@ class Run:
             if f == "-":
                 self.stdin = reader.f
             k = 0
+            fname = "<stdin>" if f == "-" else f
+            language = _LanguageSample(self, fname, None if pos is None else (
+                lambda f=f: first_sentences(self.parser, self.args.input, f, 400)))
             try:
                 for s, p in reader.it:
+                    language.add(s)
                     track.append((s, i, p))
                     k += 1
                     yield s
             finally:
                 reader.close()
+            language.done()
             if k == 0 and pos is None:
                 if not any(b[0] == i for b in self.bad):
                     warnings.warn(f"no sentences in {'<stdin>' if f == '-' else f}",
@@ -460,6 +507,21 @@ class Run:
                 if self.mode == "folder":  # an empty input has an empty output
                     with atomic_output(t.path, "wb"):
                         pass
+
+    def check_language(self, fname, texts):
+        """The language check of an input's first sentences (:func:`depparse.catalog.
+        check_language`): a warning on stderr when they do not look like the model's
+        language, naming the shipped model that fits them better, and the finding in the
+        report's ``files`` (kept in the state, so a resumed run reports it too)."""
+        from ..catalog import check_language
+
+        fit = None if self.parser.path is None else check_language(self.parser.path, texts)
+        if fit is None:
+            return
+        msg = fit.message(fname)
+        self.counts.file(fname)["language"] = {**fit.to_json(), "warning": msg}
+        if msg:
+            warnings.warn(msg, InputWarning, stacklevel=2)
 
     def _skip_bad(self, e, seg):
         self.bad.append((seg, e.line))

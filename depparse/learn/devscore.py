@@ -9,9 +9,10 @@ import time
 
 from ..evaluate import evaluate
 from ..inference.parser import Parser
+from .progress import EpochProgress
 
 __all__ = ["LABEL_WEIGHTS", "TAG_WEIGHTS", "blank_tags", "choose_expert_weights",
-           "evaluate_heads", "expert_weight_grid", "final_dev", "given_tags_grid"]
+           "evaluate_heads", "expert_weight_grid", "final_dev", "given_tags_grid", "grid_steps"]
 
 #: The weights ``train --expert-weights dev`` tries for the network's ``log P(UPOS | word)`` in
 #: the tagger (``ModelConfig.learned_tag_weight``) and its ``log P(DEPREL | h, m)`` in the
@@ -40,20 +41,27 @@ def evaluate_heads(parser, dev, weights, max_iter=None, dense=None):
             "sec_per_sent": (time.perf_counter() - t0) / n}
 
 
-def final_dev(model, dev, dev_sents, predicted=False):
+def final_dev(model, dev, dev_sents, predicted=False, progress=False):
     """The finished model (averaged weights, labeler) on the dev data, decoded and labelled as
     ``depparse parse`` does it (``predicted``: the dev tags are the tagger's, as with
     ``tag_training="jackknife"``, so labelled as sentences it tagged): UAS, LAS (when there is
-    a labeler), the trees proved optimal and those with a dual certificate."""
+    a labeler), the trees proved optimal and those with a dual certificate.  ``progress``:
+    show it per sentence (:class:`~.progress.EpochProgress`); the stage says when it starts
+    in any case (it took 70 s on de_gsd dev)."""
     t0 = time.perf_counter()
     p = Parser(model)
     parsed, cert, proved = [], 0, 0
+    log.info("final model on dev: parsing %s sentences as 'depparse parse' does (at most %s "
+             "iterations)", f"{len(dev):,}", f"{model.decoding.max_iter:,}")
+    bar = EpochProgress("final model on dev", len(dev), progress)
     for (enc, _, keep), s in zip(dev, dev_sents, strict=True):
         r = p.decode(enc, keep=keep, arc_weight=p.arc_weight if predicted else None)
         cert += r.certificate
         proved += r.optimal
         rels = p.labels(enc, r.heads, predicted) if p.labeler else s.rels
         parsed.append(s.with_parse(r.heads, rels))
+        bar.step(enc.n)
+    bar.close()
     sc = evaluate(dev_sents, parsed)
     n = max(1, len(dev))
     out = {"uas": sc.uas, "las": sc.las if p.labeler else None, "cert": 100.0 * cert / n,
@@ -76,12 +84,13 @@ def blank_tags(sentences) -> list:
     return out
 
 
-def _relabelled(parser, parsed, gold, label_weights, vectors=None):
+def _relabelled(parser, parsed, gold, label_weights, vectors=None, tick=None):
     """``(label_weight, Scores)`` of the trees of ``parsed`` labelled again for each weight:
     the labeler's scores plus the weight times the network's ``log P(DEPREL | h, m)``, as
     :class:`~depparse.inference.parser.Parser` labels them.  ``vectors``: the sentences'
     encoder vectors (:meth:`~depparse.encoding.vocab.Vocabularies.iter_context_vectors`), when
-    the caller has them; they do not depend on the tags, so one pass serves every grid."""
+    the caller has them; they do not depend on the tags, so one pass serves every grid.
+    ``tick``: called after each sentence labelled (progress)."""
     net, vocab = parser.learned, parser.model.vocab
     if vectors is None:
         vectors = [None] * len(parsed)
@@ -89,21 +98,35 @@ def _relabelled(parser, parsed, gold, label_weights, vectors=None):
     net.remember(encs)  # the representations the label views read
     try:
         for b in label_weights:
-            out = [s.with_parse(s.heads, parser.labels(enc, s.heads, weight=b))
-                   for s, enc in zip(parsed, encs, strict=True)]
+            out = []
+            for s, enc in zip(parsed, encs, strict=True):
+                out.append(s.with_parse(s.heads, parser.labels(enc, s.heads, weight=b)))
+                if tick is not None:
+                    tick()
             yield float(b), evaluate(gold, out)
     finally:
         net.forget()
 
 
+def _parsed(parser, sentences, tick=None):
+    """``parser.parse(sentences)``, calling ``tick`` after each sentence (progress)."""
+    out = []
+    for p, _ in parser.iter_parse_results(sentences, trace=False):
+        out.append(p)
+        if tick is not None:
+            tick()
+    return out
+
+
 def expert_weight_grid(parser, gold, tag_weights=TAG_WEIGHTS, label_weights=LABEL_WEIGHTS,
-                       vectors=None, arc_weights=(1.0,)):
+                       vectors=None, arc_weights=(1.0,), tick=None):
     """Score every triple of weights of the network's views on ``gold`` with its tags blanked.
 
     For each tag weight and arc weight the sentences are tagged and parsed once (the trees
     depend on both); for each label weight the trees are labelled again.  ``parser`` needs a
     learned network, a tagger and a labeler; its own weights are restored afterwards.
-    ``vectors``: as :func:`_relabelled` takes them.
+    ``vectors``: as :func:`_relabelled` takes them; ``tick``: called after each sentence
+    parsed or labelled (progress).
 
     Yields
     ------
@@ -117,15 +140,15 @@ def expert_weight_grid(parser, gold, tag_weights=TAG_WEIGHTS, label_weights=LABE
             for c in arc_weights:
                 parser.tag_weight, parser.label_weight = float(a), 0.0
                 parser.arc_weight = float(c)
-                parsed = parser.parse(blank)
-                for b, sc in _relabelled(parser, parsed, gold, label_weights, vectors):
+                parsed = _parsed(parser, blank, tick)
+                for b, sc in _relabelled(parser, parsed, gold, label_weights, vectors, tick):
                     yield float(a), float(c), b, sc
     finally:
         parser.tag_weight, parser.label_weight, parser.arc_weight = saved
 
 
 def given_tags_grid(parser, gold, label_weights=LABEL_WEIGHTS, vectors=None,
-                    arc_weights=(1.0,)):
+                    arc_weights=(1.0,), tick=None):
     """:func:`expert_weight_grid` for sentences whose tags are given: ``gold`` parsed as it is
     for each arc weight, labelled again for each label weight; yields ``(arc_weight,
     label_weight, Scores)``."""
@@ -133,8 +156,8 @@ def given_tags_grid(parser, gold, label_weights=LABEL_WEIGHTS, vectors=None,
     try:
         for c in arc_weights:
             parser.label_weight_given, parser.arc_weight_given = 0.0, float(c)
-            parsed = parser.parse(gold)
-            for b, sc in _relabelled(parser, parsed, gold, label_weights, vectors):
+            parsed = _parsed(parser, gold, tick)
+            for b, sc in _relabelled(parser, parsed, gold, label_weights, vectors, tick):
                 yield float(c), b, sc
     finally:
         parser.label_weight_given, parser.arc_weight_given = saved
@@ -148,8 +171,17 @@ def _best(rows, key, own):
     return next((r for r in tied if key(r) == own), tied[0])
 
 
+def grid_steps(n, tag_weights=TAG_WEIGHTS, label_weights=LABEL_WEIGHTS, arc_weights=(1.0,)):
+    """``(parses, steps)`` of :func:`choose_expert_weights` on ``n`` sentences: the passes
+    over the dev data that parse it (one per tag weight and arc weight with the tags
+    predicted, one per arc weight with them given), and the sentences parsed or labelled in
+    all (each parse is labelled again once per label weight)."""
+    parses = (len(tag_weights) + 1) * len(arc_weights)
+    return parses, n * parses * (1 + len(label_weights))
+
+
 def choose_expert_weights(model, gold, tag_weights=TAG_WEIGHTS, label_weights=LABEL_WEIGHTS,
-                          arc_weights=(1.0,)):
+                          arc_weights=(1.0,), progress=False):
     """The weights of the network's views with the best dev LAS on ``gold`` (dev sentences with
     gold tags and trees): the tag weight, the arc weight and the label weight with the tags
     predicted (:func:`expert_weight_grid`), the arc and label weights for sentences whose tags
@@ -163,21 +195,32 @@ def choose_expert_weights(model, gold, tag_weights=TAG_WEIGHTS, label_weights=LA
     Returns a dict: ``tag_weight``, ``arc_weight``, ``label_weight``, ``arc_weight_given``,
     ``label_weight_given``, and the rows of both grids (``grid``: a dict per triple with its
     weights and UPOS, UAS, LAS; ``given_grid``: per pair, UAS and LAS).
+    ``progress``: show the sentences parsed and labelled (:class:`~.progress.EpochProgress`;
+    the grid took 250 s on de_gsd dev); the stage says when it starts in any case.
     """
     p = Parser(model)
     if p.learned is None or p.tagger is None or p.labeler is None:
         raise ValueError("choosing the expert weights needs a learned network, a tagger and a "
                          "labeler")
     t0 = time.perf_counter()
+    parses, steps = grid_steps(len(gold), tag_weights, label_weights, arc_weights)
+    log.info("choosing the expert weights on dev: %d weightings with the tags predicted, %d "
+             "with them given; %d parses of %s sentences, each labelled %d times",
+             len(tag_weights) * len(arc_weights) * len(label_weights),
+             len(arc_weights) * len(label_weights), parses, f"{len(gold):,}", len(label_weights))
+    bar = EpochProgress("expert weights on dev", steps, progress,
+                        unit="sentences parsed or labelled")
     vectors = list(model.vocab.iter_context_vectors(gold))  # one encoder pass for the grids
     own = (p.tag_weight, p.arc_weight, p.label_weight)
     rows = [{"tag_weight": a, "arc_weight": c, "label_weight": b, "upos": sc.upos,
              "uas": sc.uas, "las": sc.las}
             for a, c, b, sc in expert_weight_grid(p, gold, tag_weights, label_weights, vectors,
-                                                  arc_weights)]
+                                                  arc_weights, bar.step)]
     pick = _best(rows, lambda r: (r["tag_weight"], r["arc_weight"], r["label_weight"]), own)
     given = [{"arc_weight": c, "label_weight": b, "uas": sc.uas, "las": sc.las}
-             for c, b, sc in given_tags_grid(p, gold, label_weights, vectors, arc_weights)]
+             for c, b, sc in given_tags_grid(p, gold, label_weights, vectors, arc_weights,
+                                            bar.step)]
+    bar.close()
     pick_given = _best(given, lambda r: (r["arc_weight"], r["label_weight"]),
                        (p.arc_weight_given, p.label_weight_given))
     log.info("expert weights chosen on dev: tags predicted, tagger x %g, arcs x %g, labeler x "

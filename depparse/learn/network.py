@@ -51,8 +51,8 @@ from ..features.network import (
 from ..model import atomic_savez
 from .data import jackknife_folds
 
-__all__ = ["JointTraining", "NetworkTrainer", "char_vocabulary", "gold_ids", "have_jax",
-           "network_items", "standardisation", "train_learned"]
+__all__ = ["NEEDS_JAX", "JointTraining", "NetworkTrainer", "char_vocabulary", "gold_ids",
+           "have_jax", "network_items", "require_jax", "standardisation", "train_learned"]
 
 log = logging.getLogger(__name__)
 
@@ -70,14 +70,27 @@ def have_jax() -> bool:
     return True
 
 
+#: Why training with ``learned_scale > 0`` stops when JAX is missing, and what installs it.
+NEEDS_JAX = ("training the learned network needs JAX and optax, which are not installed: pip "
+             "install 'depparse[learned]' (or `pip install jax optax`)")
+
+
+def require_jax() -> None:
+    """Raise :class:`~depparse.errors.ConfigError` (``learned_scale``, with the pip command)
+    unless JAX and optax can be imported: called when a training run starts
+    (:func:`~depparse.learn.perceptron.setup_training`, ``depparse train`` before it reads
+    the data), not when the network's turn comes after the tagger."""
+    if not have_jax():
+        raise ConfigError("learned_scale", NEEDS_JAX)
+
+
 def _jax():
     try:
         import jax
         import jax.numpy as jnp
         import optax
     except ImportError:
-        raise ConfigError("learned_scale", "training the learned network needs JAX and optax: "
-                          "pip install 'depparse[learned]' (or `pip install jax optax`)") from None
+        raise ConfigError("learned_scale", NEEDS_JAX) from None
     return jax, jnp, optax
 
 

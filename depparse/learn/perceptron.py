@@ -52,7 +52,7 @@ from .dense import DenseLearner
 from .devscore import choose_expert_weights, evaluate_heads, final_dev
 from .joint import train_joint
 from .labeler import learn_label_constraints, train_labeler, train_labeler_dense
-from .network import JointTraining, train_learned
+from .network import JointTraining, require_jax, train_learned
 from .progress import EpochProgress
 from .pruner import fresh_pruner_dense, jackknife_keep_masks, keep_masks, train_pruner
 from .sparsity import TemplateGroups
@@ -437,6 +437,8 @@ def setup_training(train_sents, dev_sents, config=None, decoding=None, training=
     if training.learned_joint and not config.learned_scale:
         raise ConfigError("learned_joint", "trains the learned network: it needs "
                                            "learned_scale > 0")
+    if config.learned_scale:  # refused now, not after the tagger has trained
+        require_jax()
     if training.expert_weights == "dev":  # refused now, not after an hour of training
         if not config.learned_scale:
             raise ConfigError("expert_weights", "chooses the weights of the learned network's "
@@ -616,7 +618,7 @@ def finish_model(setup: Setup, train_sents, t_start, progress=False, **extra) ->
         info = model.info
     if tr.expert_weights == "dev":
         got = choose_expert_weights(model, setup.dev_gold,
-                                    arc_weights=tr.arc_weight_grid())
+                                    arc_weights=tr.arc_weight_grid(), progress=progress)
         model.config = dataclasses.replace(
             model.config, learned_tag_weight=got["tag_weight"],
             learned_arc_weight=got["arc_weight"], learned_label_weight=got["label_weight"],
@@ -625,6 +627,6 @@ def finish_model(setup: Setup, train_sents, t_start, progress=False, **extra) ->
         info["expert_weights"] = got
     if setup.dev is not None:
         info["final_dev"] = final_dev(model, setup.dev, setup.dev_sents,
-                                      tr.tag_training == "jackknife")
+                                      tr.tag_training == "jackknife", progress=progress)
     info["total_seconds"] = time.perf_counter() - t_start
     return model

@@ -363,7 +363,12 @@ def validate_report(report: Mapping[str, Any], source: str | None = None) -> Non
                             jointly, the UPOS changed from the tagger's),
                             "tagged" (optional: the columns the tagger predicted)}, ...],
              "files": {file: {"sentences", "words", "tagged" (sentences whose tags the
-                              model predicted), "columns"}} (optional)}
+                              model predicted), "columns",
+                              "language" (optional: the language check of the file's
+                              first sentences, depparse.catalog.LanguageFit.to_json: "model",
+                              "fits", "better" and "better_option" (a shipped model that
+                              fits better, "-m pt"), "chars", "excess", "threshold",
+                              "warning" (null when it fits))}} (optional)}
 
         ``certificate`` is the plain dual decomposition certificate of the first run
         (``iterations`` long, the traces are its); ``optimal`` says whether the tree is

@@ -44,7 +44,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
 from ..conllu import iter_words, read_conllu, read_sentence, write_conllu
-from ..errors import DepparseError, ModelError
+from ..errors import DepparseError, InputWarning, ModelError
 from ..viewer import proof_badge, sentence_html, tree_from_sentence
 from .protocol import Job, RequestError
 
@@ -155,6 +155,7 @@ def _read_job(job: Job, max_words: int):
         f = io.BytesIO(job.data.encode("utf-8"))
         f.name = SOURCE
         sents = read_conllu(f) if job.input == "conllu" else list(iter_words(f, job.input))
+    _check_language(parser, sents)
     for s in sents:
         if s.n > max_words:
             raise DepparseError(f"{SOURCE}:{s.line_no}: a sentence of {s.n:,} words; this "
@@ -169,6 +170,31 @@ def _read_job(job: Job, max_words: int):
     else:
         columns = [()] * len(sents)
     return sents, columns
+
+
+def _check_language(parser, sents) -> None:
+    """Warn (into the answer's ``warnings``) when the request's text does not look like the
+    model's language (:func:`depparse.catalog.check_language`), naming the served model that
+    fits it better, or the installed one the server could serve."""
+    from ..catalog import check_language
+    from ..encoding.language import sentence_text
+
+    if parser.path is None:
+        return
+    fit = check_language(parser.path, (sentence_text(s) for s in sents))
+    if fit is None or fit.fits:
+        return
+    served = {os.path.realpath(p.path): name for name, p in _STATE.items()
+              if name is not None and p.path}
+
+    def advice(entry):
+        name = served.get(os.path.realpath(entry.path))
+        if name is not None:
+            return f"ask for model={name}"
+        return (f"depparse has a model for it ({entry.name}), which this server does not "
+                f"serve (depparse serve -m {entry.lang})")
+
+    warnings.warn(fit.message(SOURCE, advice), InputWarning, stacklevel=2)
 
 
 def _work(model, sents, columns, parse, time_limit, rich, prefix, first):

@@ -1,0 +1,218 @@
+"""The character profiles of the shipped models, and the measurement of the language check.
+
+    python benchmarks/language_profiles.py write      # models/<name>.chars.json
+    python benchmarks/language_profiles.py measure    # benchmarks/results/language_check.md
+
+``write``: for every model of the checkout's ``models/`` whose training treebank is in the
+corpora (``$DEPPARSE_CORPORA``), the character trigram profile of its train file, with the
+score of its dev file as the level the check measures from
+(:mod:`depparse.encoding.language`).  A model is not rebuilt: the profile is a file beside it.
+
+``measure``: every dev and test file of the corpora, cut into samples of consecutive sentences
+of at least S characters (S = 300, 1000 and 2000: a short request, the smallest sample the
+check reads, what it reads of a file), scored against every profile: the excess over each
+model's own level (bits per trigram) of its own language's test file and of every other
+language's files, and what the check (:func:`depparse.catalog.language_verdict`, with its
+thresholds) says of each sample: a false alarm on the model's own language, a wrong language
+let through, the shipped model it names.  Writes ``benchmarks/results/language_check.md`` and
+``.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from depparse import catalog  # noqa: E402
+from depparse.conllu import read_conllu  # noqa: E402
+from depparse.encoding.language import (  # noqa: E402
+    Profile,
+    bits_per_trigram,
+    profile_path,
+    sentence_text,
+)
+from depparse.paths import corpora_dir  # noqa: E402
+
+SIZES = (300, 1000, 2000)
+RESULTS = REPO / "benchmarks" / "results"
+
+
+def _texts(path):
+    return [sentence_text(s) for s in read_conllu(path)]
+
+
+def _split(treebank, split):
+    return corpora_dir() / treebank / f"{treebank}-ud-{split}.conllu"
+
+
+def write():
+    for e in catalog.models():
+        if e.source != "checkout":
+            continue
+        train, dev = _split(e.treebank, "train"), _split(e.treebank, "dev")
+        if not train.exists() or not dev.exists():
+            print(f"{e.name}: {train} or {dev} not found: no profile", file=sys.stderr)
+            continue
+        p = Profile.count(_texts(train), source=train.name)
+        p = Profile(p.grams, p.total, p.rest, p.rest_types,
+                    round(bits_per_trigram(p, _texts(dev)), 4), p.source, dev.name)
+        out = profile_path(e.path)
+        p.save(out)
+        print(f"{e.name}: {out} ({out.stat().st_size / 1e3:.0f} KB; {p.total:,} trigrams, "
+              f"{len(p.grams):,} kept; dev {p.held_out_bits:.3f} bits per trigram)")
+
+
+def _samples(texts, size):
+    out, cur, n = [], [], 0
+    for t in texts:
+        cur.append(t)
+        n += len(t)
+        if n >= size:
+            out.append(cur)
+            cur, n = [], 0
+    return out
+
+
+def measure():
+    t0 = time.perf_counter()
+    shipped = [(e, Profile.load(profile_path(e.path))) for e in catalog.models()
+               if profile_path(e.path).exists()]
+    files = sorted(p for p in corpora_dir().glob("*/*-ud-*.conllu")
+                   if p.name.split("-ud-")[1] in ("dev.conllu", "test.conllu"))
+    texts = {f: _texts(f) for f in files}
+    rows = []
+    for size in SIZES:
+        for f in files:
+            tb = f.parent.name
+            for k, sample in enumerate(_samples(texts[f], size)):
+                ex = {e.name: bits_per_trigram(p, sample) - p.held_out_bits for e, p in shipped}
+                chars = sum(len(t) for t in sample)
+                for e, _ in shipped:
+                    fits, better = catalog.language_verdict(ex, e.name, chars)
+                    rows.append({"size": size, "file": f.name, "treebank": tb, "sample": k,
+                                 "model": e.name, "own": tb == e.treebank,
+                                 "excess": round(ex[e.name], 4), "fits": fits,
+                                 "better": better,
+                                 "shipped_language": tb in {x.treebank for x, _ in shipped}})
+    seconds = time.perf_counter() - t0
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "language_check.json").write_text(json.dumps(
+        {"sizes": SIZES, "threshold": catalog.LANGUAGE_EXCESS, "margin": catalog.LANGUAGE_MARGIN,
+         "min_chars": catalog.LANGUAGE_MIN_CHARS,
+         "absolute_chars": catalog.LANGUAGE_ABSOLUTE_CHARS,
+         "short_excess": catalog.LANGUAGE_SHORT_EXCESS, "groups": _groups(rows)}, indent=1),
+        encoding="utf-8")
+    (RESULTS / "language_check.md").write_text(_table(rows, shipped, seconds),
+                                                encoding="utf-8")
+    print(f"benchmarks/results/language_check.md ({len(rows):,} scores, {seconds:.0f} s)")
+
+
+def _groups(rows):
+    """Per model, sample size and file: the samples, their excess (min, median, max), how
+    many were said to fit and which model the warning named (the machine-readable summary)."""
+    out: dict = {}
+    for x in rows:
+        out.setdefault((x["model"], x["size"], x["file"]), []).append(x)
+    res = []
+    for (model, size, f), r in sorted(out.items()):
+        v = np.array([x["excess"] for x in r])
+        v = v[~np.isnan(v)]
+        named: dict = {}
+        for x in r:
+            if x["better"]:
+                named[x["better"]] = named.get(x["better"], 0) + 1
+        res.append({"model": model, "size": size, "file": f, "own": r[0]["own"],
+                    "samples": len(r), "min": round(float(v.min()), 3),
+                    "median": round(float(np.median(v)), 3), "max": round(float(v.max()), 3),
+                    "fit": sum(x["fits"] for x in r), "named": named})
+    return res
+
+
+def _table(rows, shipped, seconds):
+    L = ["# The language check: measured on the corpora's dev and test files", "",
+         "`python benchmarks/language_profiles.py measure` (profiles: `... write`; "
+         f"{seconds:.0f} s).  Excess: bits per character trigram above the model's own dev "
+         "file's level (`depparse/encoding/language.py`).  The check "
+         "(`depparse.catalog.language_verdict`): a sample of at least "
+         f"{catalog.LANGUAGE_MIN_CHARS} characters does not fit a model when its excess is "
+         f"over {catalog.LANGUAGE_EXCESS} bits, where the sample has at least "
+         f"{catalog.LANGUAGE_ABSOLUTE_CHARS} characters; a shorter one is compared with the "
+         f"other models alone: it does not fit when another model's excess is lower by "
+         f"{catalog.LANGUAGE_MARGIN} bits or more, and that model is named when its excess is "
+         f"at most {catalog.LANGUAGE_EXCESS} (a long sample) or "
+         f"{catalog.LANGUAGE_SHORT_EXCESS} (a short one).  'fit' below counts the samples "
+         "said to fit (for short samples of a language no model has, often: they are only "
+         "compared with the other models), 'named' the model the warning names.", ""]
+    L += ["## Own language: excess and false alarms", "",
+          "The model's dev file (whose mean is the level: its median is near 0) and its test "
+          "file.  A sample with no trigram left (web addresses alone) scores nothing and is "
+          "left out.", "",
+          "| model | file | sample ≥ chars | samples | median | p99 | max | said not to fit | "
+          "another model named |", "|---|---|---|---|---|---|---|---|---|"]
+    for e, _ in shipped:
+        for split in ("dev", "test"):
+            for size in SIZES:
+                r = [x for x in rows if x["model"] == e.name and x["size"] == size
+                     and x["own"] and x["file"].endswith(f"-{split}.conllu")]
+                v = np.array([x["excess"] for x in r])
+                v = v[~np.isnan(v)]
+                L.append(f"| {e.name} | {split} | {size} | {len(v)} | {np.median(v):.2f} | "
+                         f"{np.percentile(v, 99):.2f} | {v.max():.2f} | "
+                         f"{sum(not x['fits'] for x in r)} | "
+                         f"{sum(bool(x['better']) for x in r)} |")
+    L += ["", "## Other languages: the lowest excess, and samples let through", "",
+          "Per model and sample size: each other treebank's lowest excess (its dev and test "
+          "samples), the samples said to fit, and for the shipped languages the model named.",
+          ""]
+    for size in SIZES:
+        L += [f"### samples of at least {size} characters", "",
+              "| treebank | samples | " + " | ".join(
+                  f"{e.name}: min excess, fit, named" for e, _ in shipped) + " |",
+              "|---|---|" + "---|" * len(shipped)]
+        for tb in sorted({x["treebank"] for x in rows}):
+            cells = []
+            n = 0
+            for e, _ in shipped:
+                r = [x for x in rows if x["model"] == e.name and x["size"] == size
+                     and x["treebank"] == tb]
+                n = len(r)
+                if not r:
+                    cells.append("–")
+                    continue
+                if tb == e.treebank:
+                    cells.append("(own)")
+                    continue
+                named = {}
+                for x in r:
+                    named[x["better"]] = named.get(x["better"], 0) + 1
+                said = ", ".join(f"{k} {v}" for k, v in sorted(named.items(), key=str) if k)
+                cells.append(f"{np.nanmin([x['excess'] for x in r]):.2f}, "
+                             f"{sum(x['fits'] for x in r)}, {said or '–'}")
+            if n:
+                L.append(f"| {tb} | {n} | " + " | ".join(cells) + " |")
+        L.append("")
+    return "\n".join(L) + "\n"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("what", choices=("write", "measure"))
+    args = ap.parse_args(argv)
+    if not corpora_dir().is_dir():
+        sys.exit(f"corpora not found at {corpora_dir()} (set DEPPARSE_CORPORA)")
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    write() if args.what == "write" else measure()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
