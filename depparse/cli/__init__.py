@@ -22,6 +22,7 @@ import warnings
 from pathlib import Path
 
 from ..errors import (
+    ConfigError,
     ConlluWarning,
     DepparseError,
     InputWarning,
@@ -73,7 +74,6 @@ def cmd_train(args):
         raise UsageError("--shards needs --scheduler")
     recipe = {}
     if args.recipe:
-        from ..errors import ConfigError
         from ..recipes import load
 
         try:

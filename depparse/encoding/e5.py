@@ -299,16 +299,15 @@ class E5(Transformer):
         return x
 
 
-_ENCODERS: dict = {}
+_ENCODERS: dict = {}  # $DEPPARSE_E5 -> the deepest encoder loaded for it
 
 
 def get_e5(layers: int = 12) -> E5:
     """The encoder up to ``layers``, loaded once per process (the deepest loaded serves
-    shallower requests)."""
-    path = find_e5()
-    for (p, n), enc in _ENCODERS.items():
-        if p == path and n >= layers:
-            return enc
-    enc = E5(path, layers)
-    _ENCODERS[(path, layers)] = enc
+    shallower requests; the file is looked for only when one is loaded: a network asks for
+    it on every batch)."""
+    key = os.environ.get("DEPPARSE_E5")
+    enc = _ENCODERS.get(key)
+    if enc is None or enc.layers < layers:
+        enc = _ENCODERS[key] = E5(find_e5(), layers)
     return enc
