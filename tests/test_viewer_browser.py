@@ -9,6 +9,7 @@ Skips, saying what is missing, without chromium, chromedriver or selenium (CI in
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -93,7 +94,11 @@ def test_type_a_sentence_and_see_its_proved_tree(server, browser, tmp_path):
         assert len(svg.find_elements(By.CSS_SELECTOR, "g.arc.root-arc")) == 1
         assert svg.size["width"] > 100 and svg.size["height"] > 60  # drawn, not empty
         badge = section.find_element(By.CSS_SELECTOR, ".badge")
-        assert badge.text.startswith("proved optimal:"), badge.text
+        # the words of the viewer's own proof_badge: what is proved, over which arcs, and how
+        assert re.fullmatch(r"proved optimal over (all arcs|the arcs the pruner keeps[^:]*): "
+                            r"(dual decomposition certificate|branch and bound.*)",
+                            badge.text), badge.text
+        assert "proved" in badge.get_attribute("class").split()
         assert badge.is_displayed()
     conllu = browser.find_element(By.ID, "conllu").get_attribute("value")
     assert conllu.startswith("# newdoc") and "\tchased\t" in conllu
