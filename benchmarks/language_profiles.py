@@ -56,19 +56,33 @@ def _split(treebank, split):
 
 def write():
     for e in catalog.models():
-        if e.source != "checkout":
-            continue
-        train, dev = _split(e.treebank, "train"), _split(e.treebank, "dev")
-        if not train.exists() or not dev.exists():
-            print(f"{e.name}: {train} or {dev} not found: no profile", file=sys.stderr)
-            continue
-        p = Profile.count(_texts(train), source=train.name)
-        p = Profile(p.grams, p.total, p.rest, p.rest_types,
-                    round(bits_per_trigram(p, _texts(dev)), 4), p.source, dev.name)
-        out = profile_path(e.path)
-        p.save(out)
-        print(f"{e.name}: {out} ({out.stat().st_size / 1e3:.0f} KB; {p.total:,} trigrams, "
-              f"{len(p.grams):,} kept; dev {p.held_out_bits:.3f} bits per trigram)")
+        if e.source == "checkout":
+            write_one(e.path, e.treebank, e.name)
+
+
+def write_one(model_path, treebank, name=None):
+    """The profile of one model file from its treebank's train file, the level from its dev
+    file (a treebank without one: the profile from the first 90% of train, the level from
+    the last 10%, as the model's own training holds them out)."""
+    name = name or Path(model_path).stem
+    train, dev = _split(treebank, "train"), _split(treebank, "dev")
+    if not train.exists():
+        print(f"{name}: {train} not found: no profile", file=sys.stderr)
+        return None
+    texts = _texts(train)
+    if dev.exists():
+        held, source = _texts(dev), dev.name
+    else:
+        cut = len(texts) - max(1, len(texts) // 10)
+        texts, held, source = texts[:cut], texts[cut:], f"the last 10% of {train.name}"
+    p = Profile.count(texts, source=train.name)
+    p = Profile(p.grams, p.total, p.rest, p.rest_types,
+                round(bits_per_trigram(p, held), 4), p.source, source)
+    out = profile_path(model_path)
+    p.save(out)
+    print(f"{name}: {out} ({out.stat().st_size / 1e3:.0f} KB; {p.total:,} trigrams, "
+          f"{len(p.grams):,} kept; held out {p.held_out_bits:.3f} bits per trigram)")
+    return out
 
 
 def _samples(texts, size):

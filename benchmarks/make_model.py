@@ -1,7 +1,7 @@
-"""Build a shipped model (``make model``: all; ``make model-en``, ``model-pt``, ``model-tr``)
-and its model card.
+"""Build a shipped model (``make model``: all; ``make model-en``, ``model-pt``, ``model-tr``,
+``model-el`` ...), its model card and its language profile.
 
-    python benchmarks/make_model.py {en,pt,tr} [--epochs 8] [--seed 0] [--out PATH]
+    python benchmarks/make_model.py {en,pt,tr,af,cop,...} [--epochs 8] [--seed 0] [--out PATH]
 
 Trains the language's shipped recipe (:data:`SHIPPED`) on the treebank's train file (dev for
 the per-epoch report), evaluates it on test in the three UD settings (gold tags; gold
@@ -9,9 +9,12 @@ tokenization with predicted tags; raw text: ``real_input.py``) and writes
 ``models/<treebank>_gs.npz`` and its card ``models/<treebank>_gs.md``.  English
 (:data:`RECIPE`): the grandparent+sibling parser with contextual word classes and dense arc
 and label scores from MiniLM, the DEPREL labeler, the tagger and lemmatizer, the plain-text
-tokenizer.  Portuguese and Turkish: the same pipeline without the encoder (MiniLM is
-English-only): hashed features alone, as ``depparse train`` with its defaults plus the
-recipe's settings; their cards put UDPipe 1.2's published figures beside ours.
+tokenizer.  Portuguese and Turkish: their recipes (depparse/recipes/pt_bosque.json,
+tr_imst.json): the same pipeline with hashed features and the learned network over
+multilingual-e5-small (MiniLM is English-only); their cards put UDPipe 2's published
+figures beside ours.  Round 4's treebanks (:data:`NEW`): the default recipe of ``depparse
+train`` (depparse/recipes/default.json), the same for every language; a treebank without a dev
+file holds out the last 10% of train.
 Deterministic for a seed.
 """
 
@@ -169,27 +172,71 @@ EXPERT_NOTE = ("; the weights of the network's views in the tagger and the label
                "scores' factor at parse time, chosen on dev (`--expert-weights dev`)")
 
 
-def learned(treebank: str) -> dict:
-    """The recipe (depparse/recipes/<treebank>.json) and the card's recipe note of a treebank
-    whose network reads multilingual-e5-small."""
-    r = recipes.load(treebank).settings
+DEFAULT_NOTE = (
+    "depparse/recipes/default.json, what `depparse train` builds with no options, the same for "
+    "every language: the learned network over multilingual-e5-small's layers 0-{top} "
+    "(`--learned-encoder {mix}`, a word's vector the mean of its pieces'; chosen on tr_imst "
+    "dev: benchmarks/experiments/README.md, \"multilingual-e5-small under the network\"), "
+    "`--learned-scale {network_scale:g}`, {network_epochs} epochs (`--learned-epochs 0`: from "
+    "the training set's size, `depparse.config.network_epochs`); the parser and labeler learn "
+    "from the gold tags; 8-bit weights")
+#: UDPipe 2's published UD 2.17 figures (benchmarks/data/udpipe2_ud217.json).
+UDPIPE = json.loads((HERE / "data" / "udpipe2_ud217.json").read_text())["treebanks"]
+
+
+def learned(treebank: str, recipe: str | None = None) -> dict:
+    """The recipe (depparse/recipes/<treebank>.json, or the named one) of a treebank whose
+    network reads multilingual-e5-small, and the card's recipe note (its epochs filled in
+    once they are known: :func:`recipe_note`)."""
+    name = recipe or treebank
+    return {"recipe": recipes.load(name).settings, "recipe_name": name}
+
+
+def recipe_note(spec: dict, epochs: int) -> str:
+    """The card's recipe line, with the network's epochs as the build ran them."""
+    if "note" in spec:
+        return spec["note"]
+    r = spec["recipe"]
     mix = r["learned_encoder"]
-    return {"recipe": r,
-            "note": LEARNED_NOTE.format(treebank=treebank, top=mix - 1, mix=mix,
-                                        network_epochs=r["learned_epochs"],
-                                        network_scale=r["learned_scale"]) + EXPERT_NOTE}
+    template = DEFAULT_NOTE if spec["recipe_name"] == "default" else LEARNED_NOTE
+    return template.format(treebank=spec["treebank"], top=mix - 1, mix=mix,
+                           network_epochs=epochs, network_scale=r["learned_scale"]) + EXPERT_NOTE
+
+
+def _udpipe(treebank: str) -> dict:
+    return {"gold tokenization": UDPIPE[treebank]}
 
 
 SHIPPED = {
     "en": {"treebank": "en_ewt", "recipe": RECIPE, "licence": "CC BY-SA 4.0",
-           "language": "English"},
+           "language": "English", "note": None},
     "pt": {"treebank": "pt_bosque", **learned("pt_bosque"), "licence": "CC BY-SA 4.0",
-           "language": "Portuguese",
-           "udpipe": {"gold tokenization": {"UPOS": 98.09, "UAS": 93.31, "LAS": 90.93}}},
+           "language": "Portuguese", "udpipe": _udpipe("pt_bosque")},
     "tr": {"treebank": "tr_imst", **learned("tr_imst"), "licence": "CC BY-NC-SA 3.0",
-           "language": "Turkish",
-           "udpipe": {"gold tokenization": {"UPOS": 95.22, "UAS": 81.39, "LAS": 73.61}}},
+           "language": "Turkish", "udpipe": _udpipe("tr_imst")},
 }
+#: Round 4's treebanks with a train file (../shared/corpora/README.md): language, licence;
+#: built by the default recipe, the same for all.
+NEW = {
+    "af": ("af_afribooms", "Afrikaans", "CC BY-SA 4.0"),
+    "cop": ("cop_scriptorium", "Coptic", "CC BY 4.0"),
+    "cy": ("cy_ccg", "Welsh", "CC BY-SA 4.0"),
+    "el": ("el_gdt", "Greek", "CC BY-NC-SA 3.0"),
+    "fo": ("fo_farpahc", "Faroese", "CC BY-SA 4.0"),
+    "gd": ("gd_arcosg", "Scottish Gaelic", "CC BY-SA 4.0"),
+    "gl": ("gl_treegal", "Galician", "LGPL-LR"),
+    "hu": ("hu_szeged", "Hungarian", "CC BY-NC-SA 3.0"),
+    "is": ("is_modern", "Icelandic", "CC BY-SA 4.0"),
+    "mr": ("mr_ufal", "Marathi", "CC BY-SA 4.0"),
+    "mt": ("mt_mudt", "Maltese", "CC BY-SA 4.0"),
+    "ta": ("ta_ttb", "Tamil", "CC BY-NC-SA 3.0"),
+    "ug": ("ug_udt", "Uyghur", "CC BY-SA 4.0"),
+    "vi": ("vi_vtb", "Vietnamese", "CC BY-SA 4.0"),
+    "wo": ("wo_wtb", "Wolof", "CC BY-SA 4.0"),
+}
+for _lang, (_tb, _language, _licence) in NEW.items():
+    SHIPPED[_lang] = {"treebank": _tb, **learned(_tb, "default"), "licence": _licence,
+                      "language": _language, "udpipe": _udpipe(_tb)}
 
 CARD_SPARSE = """# {name} — depparse's shipped {language} model
 
@@ -203,7 +250,7 @@ splitter (a character classifier and a word-level sentence-end classifier, multi
 split by the training data's dictionary) for plain text.  {features}
 
 - **Training data**: UD {treebank} (`{treebank}-ud-train.conllu`, {train_sents} sentences,
-  {train_words} words; dev `{treebank}-ud-dev.conllu` {dev_use}; source:
+  {train_words} words; dev {dev_text}; source:
   {source}). Licence of the data: **{licence}**; the model is a derived work distributed
   under the same licence{licence_note}.
 - **Input it takes**: CoNLL-U, tagged or not (the columns that are `_` on every word are
@@ -287,7 +334,12 @@ def main(argv=None):
     out = Path(args.out or REPO / "models" / f"{code}_gs.npz")
     t_start = time.perf_counter()
     tr = read_conllu(treebank_file(code, "train"))
-    dv = read_conllu(treebank_file(code, "dev"))
+    held_out = not treebank_file(code, "dev").exists()
+    if held_out:  # as `depparse train --treebank` and UDPipe: the last 10% of train
+        cut = len(tr) - max(1, len(tr) // 10)
+        tr, dv = tr[:cut], tr[cut:]
+    else:
+        dv = read_conllu(treebank_file(code, "dev"))
     dev_k = 1000
     if not args.evaluate_only:
         m = train(tr, dv, epochs=args.epochs, seed=args.seed, progress=False,
@@ -398,9 +450,13 @@ def main(argv=None):
         epochs=rows, dev_tags="predicted" if t["tag_training"] == "jackknife" else "gold",
         dev_use=("for the per-epoch report and the choice of the experts' weights"
                  if m.info.get("expert_weights") else "for the per-epoch report only"),
+        dev_file=(f"the last 10% of `{code}-ud-train.conllu` ({len(dv)} sentences: the "
+                  "treebank has no dev file; the first 90% are the training data, as UDPipe "
+                  "does)" if held_out else f"`{code}-ud-dev.conllu`"),
         feature_set=c.feature_set, labeler_kind=c.labeler_kind, storage=c.storage)
     fields = dict(common, lang=args.lang, name=out.stem, language=spec["language"],
-                  treebank=code, licence=spec["licence"], note=spec.get("note", ""),
+                  treebank=code, licence=spec["licence"],
+                  note=recipe_note(spec, t.get("learned_epochs", 0)) or "",
                   wall=time.perf_counter() - t_start, comparison="\n".join(comparison),
                   changes=CHANGES, context_layer=c.context_layer, dense_layer=c.dense_layer,
                   context_classes=c.context_classes, context_coarse=c.context_coarse,
@@ -411,6 +467,9 @@ def main(argv=None):
     keep.parent.mkdir(parents=True, exist_ok=True)
     keep.write_text(json.dumps(fields, indent=1))
     write_card(out, fields, m.info)
+    from language_profiles import write_one  # the language check's profile beside the model
+
+    write_one(out, code)
     return 0
 
 
@@ -473,6 +532,8 @@ def write_card(out: Path, fields: dict, info: dict) -> None:
     networks' training time: :func:`network_text`)."""
     fields = dict(fields, network_text=network_text(info))
     fields.setdefault("dev_use", "for the per-epoch report only")  # kept before it was a field
+    fields.setdefault("dev_file", f"`{fields['treebank']}-ud-dev.conllu`")
+    fields.setdefault("dev_text", f"{fields['dev_file']} {fields['dev_use']}")
     if fields["lang"] == "en":
         card = CARD.format(**fields)
     else:

@@ -88,13 +88,18 @@ def shipped_models() -> list[catalog.ModelEntry]:
     return catalog.models()
 
 
-def train(train_sentences, dev_sentences=None, *, checkpoint=None, resume=False, progress=True,
-          **settings) -> Model:
+def train(train_sentences, dev_sentences=None, *, recipe=None, checkpoint=None, resume=False,
+          progress=True, **settings) -> Model:
     """Train a model.
 
     Parameters
     ----------
     train_sentences, dev_sentences : list of Sentence, or CoNLL-U file paths
+    recipe : str or path, optional
+        A recipe's name (``"default"``: what ``depparse train`` builds without ``--recipe``;
+        ``"tr_imst"`` ...) or JSON file (:mod:`depparse.recipes`): its settings, under the
+        keywords given.  Without it the keywords' own defaults (``depparse train --recipe
+        none``).
     checkpoint : path, optional
         Written atomically after every epoch; ``resume=True`` continues from it.
     progress : bool
@@ -105,7 +110,8 @@ def train(train_sentences, dev_sentences=None, *, checkpoint=None, resume=False,
         Any field of :class:`~depparse.config.ModelConfig` (``model``, ``bits``,
         ``context_layer`` ...), :class:`~depparse.config.DecodeConfig` (``max_iter``,
         ``single_root``, ``projective`` ...) or :class:`~depparse.config.TrainConfig`
-        (``epochs``, ``seed``, ``update`` ...), with the same defaults as ``depparse train``.
+        (``epochs``, ``seed``, ``update`` ...), with the same defaults as ``depparse train
+        --recipe none``.
 
     Raises
     ------
@@ -123,6 +129,10 @@ def train(train_sentences, dev_sentences=None, *, checkpoint=None, resume=False,
 
     from .learn.perceptron import train as _train  # the trainer: only when training
 
+    if recipe is not None:
+        from .recipes import load
+
+        settings = {**load(recipe).settings, **settings}
     m, d, t = split_settings(settings)
     with _training_log(progress):
         return _train(_load(train_sentences), _load(dev_sentences), ModelConfig(**m),

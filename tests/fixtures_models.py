@@ -171,7 +171,8 @@ def make_syn(root: Path, built: bool = False) -> Syn:
     for name, n, seed in (("train", 200, 1), ("dev", 50, 2), ("test", 40, 3)):
         files[name].write_text(synthetic.conllu_text(n, seed), encoding="utf-8")
     blank.write_text(blank_heads(files["test"].read_text(encoding="utf-8")), encoding="utf-8")
-    rc = main(["train", "--model", "sib", "--train", str(files["train"]), "--dev",
+    rc = main(["train", "--recipe", "none",
+               "--model", "sib", "--train", str(files["train"]), "--dev",
                str(files["dev"]), "--out", str(model), "--epochs", "2", "--bits", "16",
                "--labeler-epochs", "4", "--dev-max-iter", "200", "-q"])
     assert rc == 0 and model.exists(), "training the test model failed"

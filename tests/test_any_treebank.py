@@ -26,7 +26,8 @@ def test_treebank_without_text_lemmas_xpos_feats_trains_and_says_so(tmp_path):
     train = tmp_path / "train.conllu"
     train.write_text(_strip(synthetic.conllu_text(150, 5), comments=True, lemmas=True))
     model = tmp_path / "m.npz"
-    rc, _, err = run_cli(["train", train, "-o", model, "--epochs", "1", "--bits", "16",
+    rc, _, err = run_cli(["train", "--recipe", "none",
+                          train, "-o", model, "--epochs", "1", "--bits", "16",
                           "--labeler-epochs", "1"])
     assert rc == 0, err
     assert ("depparse: the training data has no XPOS/LEMMA/FEATS ('_' on every word): the "

@@ -185,7 +185,8 @@ def test_train_rejects(tmp_path, name, text, word):
     src = tmp_path / "train.conllu"
     src.write_text(GOOD + text, encoding="utf-8")
     out = tmp_path / "m.npz"
-    rc, _, err = run_cli(["train", "--model", "sib", "--train", src, "--out", out,
+    rc, _, err = run_cli(["train", "--recipe", "none",
+                          "--model", "sib", "--train", src, "--out", out,
                           "--bits", "12", "--epochs", "1"])
     line = 9 if name == "no-gold-head" else 7
     msg = assert_bad(rc, err, src, line, word)
@@ -200,12 +201,13 @@ def test_train_bad_dev_and_empty_train(tmp_path):
     dev = tmp_path / "dev.conllu"
     dev.write_text(GOOD + TRAIN_CASES[0][1], encoding="utf-8")
     out = tmp_path / "m.npz"
-    rc, _, err = run_cli(["train", "--model", "sib", "--train", tr, "--dev", dev, "--out",
+    rc, _, err = run_cli(["train", "--recipe", "none",
+                          "--model", "sib", "--train", tr, "--dev", dev, "--out",
                           out, "--bits", "12", "--epochs", "1"])
     assert_bad(rc, err, dev, 7, "dev sentence")
     empty = tmp_path / "empty.conllu"
     empty.write_bytes(b"")
-    rc, _, err = run_cli(["train", "--train", empty, "--out", out])
+    rc, _, err = run_cli(["train", "--recipe", "none", "--train", empty, "--out", out])
     assert_bad(rc, err, empty, None, "no sentences")
     assert not out.exists()
 
@@ -214,7 +216,8 @@ def test_train_corrupt_checkpoint_on_resume(syn, tmp_path):
     out = tmp_path / "m.npz"
     ck = tmp_path / "m.npz.ckpt.npz"
     ck.write_bytes(b"garbage")
-    rc, _, err = run_cli(["train", "--model", "sib", "--train", syn.train, "--out", out,
+    rc, _, err = run_cli(["train", "--recipe", "none",
+                          "--model", "sib", "--train", syn.train, "--out", out,
                           "--bits", "12", "--epochs", "1", "--resume"])
     assert_bad(rc, err, ck, None, "checkpoint")
     assert not out.exists()
@@ -378,7 +381,8 @@ def test_output_folder_missing(syn, tmp_path):
     f.write_text("x")
     rc, _, err = run_cli(["parse", syn.test, "--model", syn.model, "-o", f / "out.conllu"])
     assert_bad(rc, err, f / "out.conllu")
-    rc, _, err = run_cli(["train", "--train", syn.train, "--out", tmp_path / "no" / "m.npz"])
+    rc, _, err = run_cli(["train", "--recipe", "none",
+                          "--train", syn.train, "--out", tmp_path / "no" / "m.npz"])
     assert_bad(rc, err, tmp_path / "no" / "m.npz", None, "does not exist")
 
 
@@ -444,7 +448,8 @@ def test_failing_write(syn, tmp_path, monkeypatch, fn):
 def test_failing_model_write(syn, tmp_path, monkeypatch, fn):
     out = tmp_path / "m.npz"
     # --no-tagger: the synthetic data has no XPOS/FEATS, which the tagger would warn about
-    args = ["train", "--model", "mst", "--train", syn.dev, "--bits", "12", "--epochs", "1",
+    args = ["train", "--recipe", "none",
+            "--model", "mst", "--train", syn.dev, "--bits", "12", "--epochs", "1",
             "--no-labeler", "--no-tagger", "-q"]
     warm = tmp_path / "warm" / "m.npz"  # kernels loaded before os.replace/fsync fail
     warm.parent.mkdir()
@@ -504,7 +509,7 @@ def test_subprocess_errors_have_no_traceback(syn, bad_models, tmp_path):
     assert_bad(p.returncode, p.stderr.decode(), bad_models["truncated"])
     tr = tmp_path / "train.conllu"
     tr.write_text(GOOD + TRAIN_CASES[0][1], encoding="utf-8")
-    p = run_subprocess(["train", "--train", tr, "--out", tmp_path / "m.npz"])
+    p = run_subprocess(["train", "--recipe", "none", "--train", tr, "--out", tmp_path / "m.npz"])
     assert_bad(p.returncode, p.stderr.decode(), tr, 7, "cycle")
     p = run_subprocess(["parse", "-", "--model", syn.model], stdin=NON_UTF8)
     assert_bad(p.returncode, p.stderr.decode(), "<stdin>", 8)

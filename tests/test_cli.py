@@ -242,7 +242,8 @@ def test_train_without_jax_stops_at_the_start_with_the_pip_command(syn, tmp_path
     for name in ("jax", "optax"):
         monkeypatch.setitem(sys.modules, name, None)  # `import jax` raises ImportError
     out = tmp_path / "m.npz"
-    rc, _, err = run_cli(["train", syn.train, "--dev", syn.dev, "--learned-scale", "1",
+    rc, _, err = run_cli(["train", "--recipe", "none",
+                          syn.train, "--dev", syn.dev, "--learned-scale", "1",
                           "--epochs", "1", "--bits", "16", "-o", out])
     assert rc == 2, err
     assert err.splitlines() == [line for line in err.splitlines()
@@ -270,7 +271,8 @@ def test_train_shows_progress_of_the_final_dev_evaluation(syn, tmp_path, monkeyp
 
     monkeypatch.setattr(progress, "LOG_SECONDS", 0.0)
     n = len(read_conllu(syn.dev))
-    args = ["train", syn.train, "--dev", syn.dev, "--epochs", "1", "--bits", "16",
+    args = ["train", "--recipe", "none",
+            syn.train, "--dev", syn.dev, "--epochs", "1", "--bits", "16",
             "--labeler-epochs", "1", "--no-tagger", "--no-tokenizer"]
     rc, _, err = run_cli([*args, "-o", tmp_path / "m.npz"])
     assert rc == 0, err

@@ -62,11 +62,12 @@ def test_multi_root_has_help():
 def test_old_and_new_flag_names_train_the_same_model(syn, tmp_path):
     new, old = tmp_path / "new.npz", tmp_path / "old.npz"
     common = ["--model", "sib", "--epochs", "1", "--bits", "12", "--no-labeler", "-q"]
-    assert run_cli(["train", syn.train, "-o", new, *common])[0] == 0
-    assert run_cli(["train", "--train", syn.train, "--out", old, *common])[0] == 0
+    assert run_cli(["train", "--recipe", "none", syn.train, "-o", new, *common])[0] == 0
+    assert run_cli(["train", "--recipe", "none",
+                    "--train", syn.train, "--out", old, *common])[0] == 0
     a, b = depparse.load(new).model, depparse.load(old).model
     assert (a.weights == b.weights).all() and (a.pruner == b.pruner).all()
-    rc, _, err = run_cli(["train", "-o", new])
+    rc, _, err = run_cli(["train", "--recipe", "none", "-o", new])
     assert rc == 2 and "training file is missing" in err
 
 
@@ -123,7 +124,8 @@ def test_summary_line_counts_in_words(syn, tmp_path):
 
 def test_training_log_is_plain_and_ends_with_a_summary_table(syn, tmp_path):
     model = tmp_path / "m.npz"
-    rc, _, err = run_cli(["train", syn.train, "--dev", syn.dev, "-o", model, "--model", "sib",
+    rc, _, err = run_cli(["train", "--recipe", "none",
+                          syn.train, "--dev", syn.dev, "-o", model, "--model", "sib",
                           "--epochs", "2", "--bits", "14", "--labeler-epochs", "1"])
     assert rc == 0, err
     assert "\r" not in err  # no progress bar when stderr is not a terminal
@@ -136,13 +138,15 @@ def test_training_log_is_plain_and_ends_with_a_summary_table(syn, tmp_path):
                      table), table
     # the checkpoint is removed once the model is written, and the log says so
     assert not (tmp_path / "m.npz.ckpt.npz").exists() and "checkpoint" in err
-    rc, _, err = run_cli(["train", syn.train, "-o", model, "--model", "sib", "--epochs", "1",
+    rc, _, err = run_cli(["train", "--recipe", "none",
+                          syn.train, "-o", model, "--model", "sib", "--epochs", "1",
                           "--bits", "14", "--no-labeler", "--keep-checkpoint"])
     assert rc == 0 and (tmp_path / "m.npz.ckpt.npz").exists() and "checkpoint kept" in err
 
 
 def test_labeler_epochs_follow_epochs_by_default(syn, tmp_path):
-    rc, _, err = run_cli(["train", syn.train, "-o", tmp_path / "m.npz", "--model", "sib",
+    rc, _, err = run_cli(["train", "--recipe", "none",
+                          syn.train, "-o", tmp_path / "m.npz", "--model", "sib",
                           "--epochs", "2", "--bits", "14"])
     assert rc == 0, err
     assert "labeler epoch 2/2" in err and "labeler epoch 3/" not in err
@@ -232,7 +236,8 @@ def test_train_log_into_a_file_shows_progress_within_an_epoch(syn, tmp_path, mon
     from depparse.learn import progress
 
     monkeypatch.setattr(progress, "LOG_SECONDS", 0.0)
-    rc, _, err = run_cli(["train", syn.train, "-o", tmp_path / "m.npz", "--model", "sib",
+    rc, _, err = run_cli(["train", "--recipe", "none",
+                          syn.train, "-o", tmp_path / "m.npz", "--model", "sib",
                           "--epochs", "1", "--bits", "12", "--no-labeler"])
     assert rc == 0, err
     assert re.search(r"^depparse: epoch 1/1: 1\d\d of 200 sentences \(\d+%\) in \d+ s$", err,
@@ -240,7 +245,8 @@ def test_train_log_into_a_file_shows_progress_within_an_epoch(syn, tmp_path, mon
 
 
 def test_train_resume_without_checkpoint_says_so(syn, tmp_path):
-    rc, _, err = run_cli(["train", syn.train, "-o", tmp_path / "m.npz", "--model", "sib",
+    rc, _, err = run_cli(["train", "--recipe", "none",
+                          syn.train, "-o", tmp_path / "m.npz", "--model", "sib",
                           "--epochs", "1", "--bits", "12", "--no-labeler", "--resume", "-q"])
     assert rc == 0, err
     warn = [x for x in err.splitlines() if x.startswith("depparse: warning:")]

@@ -58,10 +58,12 @@ def test_train_help_shows_every_default():
 
 def test_api_and_cli_defaults_are_equal():
     """``depparse.train`` has no defaults of its own: every setting comes from the config
-    classes, exactly what ``depparse train`` starts from."""
+    classes, exactly what ``depparse train --recipe none`` starts from (the flags' values
+    before a recipe's are put under them)."""
     sig = inspect.signature(depparse.train)
     own = {k for k, p in sig.parameters.items() if p.kind is p.KEYWORD_ONLY}
-    assert own == {"checkpoint", "resume", "progress"}
+    assert own == {"recipe", "checkpoint", "resume", "progress"}
+    assert sig.parameters["recipe"].default is None
     m, d, t = split_settings({})
     assert (ModelConfig(**m), DecodeConfig(**d), TrainConfig(**t)) == (
         ModelConfig(), DecodeConfig(), TrainConfig())

@@ -399,7 +399,8 @@ def test_sentence_similarity_sanity():
 @needs_encoder
 def test_cli_trains_and_parses_with_context_classes(syn, tmp_path, monkeypatch):
     model = tmp_path / "ctx.npz"
-    rc, _, err = run_cli(["train", "--model", "sib", "--train", syn.train, "--out", model,
+    rc, _, err = run_cli(["train", "--recipe", "none",
+                          "--model", "sib", "--train", syn.train, "--out", model,
                           "--epochs", "1", "--bits", "16", "--context-layer", "2",
                           "--context-classes", "16", "--labeler-epochs", "1", "--quiet"])
     assert rc == 0, err
@@ -427,7 +428,8 @@ def test_cli_trains_and_parses_with_context_classes(syn, tmp_path, monkeypatch):
 @pytest.mark.parametrize("flags", [["--context-layer", "7"], ["--context-layer", "-1"],
                                    ["--context-layer", "1", "--context-classes", "1"]])
 def test_bad_context_flags_exit_2(syn, tmp_path, flags):
-    rc, _, err = run_cli(["train", "--train", syn.train, "--out", tmp_path / "m.npz", *flags])
+    rc, _, err = run_cli(["train", "--recipe", "none",
+                          "--train", syn.train, "--out", tmp_path / "m.npz", *flags])
     assert rc == 2 and "--context" in err
 
 

@@ -164,7 +164,8 @@ def test_refused_where_it_cannot_apply(tiny, syn, tmp_path):
         check_joint_training(gsh)
     out = tmp_path / "m.npz"
     for extra, msg in ((["--no-tagger"], "--no-tagger"), (["--model", "gsh"], "head bigrams")):
-        rc, _, err = run_cli(["train", "--train", syn.dev, "--bits", "12", "--epochs", "1",
+        rc, _, err = run_cli(["train", "--recipe", "none",
+                              "--train", syn.dev, "--bits", "12", "--epochs", "1",
                               "--joint-epochs", "1", "--out", out, *extra])
         assert rc == 2, err
         assert err.startswith("depparse: error:") and msg in err and "Traceback" not in err
@@ -176,7 +177,8 @@ def test_train_option_fine_tunes(syn, tmp_path):
     """``depparse train --joint-epochs 1``: the model records the fine-tuning, and parses
     with ``--joint``."""
     out = tmp_path / "m.npz"
-    rc, _, err = run_cli(["train", "--model", "sib", "--train", syn.train, "--bits", "14",
+    rc, _, err = run_cli(["train", "--recipe", "none",
+                          "--model", "sib", "--train", syn.train, "--bits", "14",
                           "--epochs", "1", "--joint-epochs", "1", "--no-tokenizer",
                           "--out", out, "-q"])
     assert rc == 0, err

@@ -255,7 +255,8 @@ def test_scheduler_without_dask_names_the_extra(monkeypatch, syn, tmp_path):
     assert rc == 2 and not out.exists() and stdout == b""
     assert err == ("depparse: error: parse --scheduler needs the optional dependency "
                    "'distributed', which is not installed: pip install 'depparse[dask]'\n")
-    rc, _, err = run_cli(["train", syn.train, "-o", tmp_path / "m.npz", "--scheduler", "x:1"])
+    rc, _, err = run_cli(["train", "--recipe", "none",
+                          syn.train, "-o", tmp_path / "m.npz", "--scheduler", "x:1"])
     assert rc == 2 and "pip install 'depparse[dask]'" in err and not (tmp_path / "m.npz").exists()
 
 

@@ -241,7 +241,8 @@ def test_ipm_on_dask_equals_local_and_resumes(cluster, syn, tmp_path):
 
 def test_cli_train_with_scheduler(cluster, syn, tmp_path):
     out = tmp_path / "ipm.npz"
-    rc, _, err = run_cli(["train", "--model", "sib", "--train", syn.train, "--dev", syn.dev,
+    rc, _, err = run_cli(["train", "--recipe", "none",
+                          "--model", "sib", "--train", syn.train, "--dev", syn.dev,
                           "--out", out, "--epochs", "2", "--bits", "16", "--labeler-epochs",
                           "2", "--scheduler", cluster.scheduler.address])
     assert rc == 0, err

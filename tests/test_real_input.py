@@ -71,7 +71,8 @@ def test_bad_plain_text_is_one_line_exit_2(syn, tmp_path, data, word):
 
 def test_model_without_tokenizer_refuses_plain_text(syn, tmp_path):
     model = tmp_path / "notok.npz"
-    assert run_cli(["train", syn.train, "-o", model, "--model", "sib", "--epochs", "1",
+    assert run_cli(["train", "--recipe", "none",
+                    syn.train, "-o", model, "--model", "sib", "--epochs", "1",
                     "--bits", "12", "--no-labeler", "--no-tokenizer", "-q"])[0] == 0
     assert "tokenizer" not in depparse.load(model).model.components
     src = tmp_path / "in.txt"
@@ -97,7 +98,8 @@ def test_untagged_input_for_a_model_without_tagger_warns(syn, tmp_path):
     """Never silently worse trees: the missing columns are named, with what to do."""
     src = _untagged(syn, tmp_path)
     model = tmp_path / "notag.npz"
-    assert run_cli(["train", syn.train, "-o", model, "--model", "sib", "--epochs", "1",
+    assert run_cli(["train", "--recipe", "none",
+                    syn.train, "-o", model, "--model", "sib", "--epochs", "1",
                     "--bits", "12", "--no-tagger", "--no-tokenizer", "-q"])[0] == 0
     assert "tagger" not in depparse.load(model).model.components
     rc, _, err = run_cli(["parse", src, "-m", model, "-o", tmp_path / "out.conllu"])

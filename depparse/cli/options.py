@@ -115,8 +115,9 @@ def configs_from_args(args, command, model_defaults=False):
 
 EXAMPLES = {
     "train": """examples:
-  depparse train en_ewt-ud-train.conllu --dev en_ewt-ud-dev.conllu -o en.npz
-  depparse train train.conllu -o small.npz --model sib --epochs 4 --bits 20
+  depparse train --treebank UD_Greek-GDT/ -o el.npz       # the default recipe: as shipped
+  depparse train el_gdt-ud-train.conllu --dev el_gdt-ud-dev.conllu -o el.npz   # the same
+  depparse train train.conllu -o small.npz --recipe none --model sib --epochs 4 --bits 20
   depparse train train.conllu -o en.npz --resume          # continue after an interruption
   depparse train --treebank UD_Turkish-IMST/ --recipe tr_imst -o tr.npz   # a shipped recipe
 """,
@@ -188,7 +189,11 @@ def build_parser(extra=()):
     t.add_argument("--recipe", metavar="NAME|FILE",
                    help="start from a recipe's settings (flags given beside it override "
                         "them): a shipped one (" + ", ".join(_recipe_names()) + ") or a JSON "
-                        "file (depparse/recipes/; default: none, the flags' defaults)")
+                        "file (depparse/recipes/), or 'none' for the flags' own defaults (default: "
+                        "default, the kind of model that ships, for any language: the "
+                        "learned network over the multilingual encoder, its epochs from the "
+                        "treebank's size, the experts' weights chosen on dev; the flags "
+                        "below show their own defaults)")
     t.add_argument("-o", "--output", metavar="MODEL", help="model file to write (.npz; required)")
     t.add_argument("--out", dest="output", help=argparse.SUPPRESS)
     add_config_flags(t, "train", recipe_defaults=True)

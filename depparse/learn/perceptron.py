@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..config import DecodeConfig, ModelConfig, TrainConfig, check_solver
+from ..config import DecodeConfig, ModelConfig, TrainConfig, check_solver, network_epochs
 from ..decode.dual import dual_decompose
 from ..decode.trees import arc_matrix
 from ..encoding.context import ContextClasses
@@ -430,6 +430,11 @@ def setup_training(train_sents, dev_sents, config=None, decoding=None, training=
         trainer.training = dataclasses.replace(trainer.training, epochs=training.epochs)
         config, decoding, training = trainer.config, trainer.decoding, trainer.training
         vocab = trainer.vocab
+    if config.learned_scale and training.learned_epochs == 0:  # from the training set's size
+        training = dataclasses.replace(training,
+                                       learned_epochs=network_epochs(len(train_sents)))
+        log.info("the network's epochs from the training set's size: %d for %d sentences "
+                 "(--learned-epochs 0)", training.learned_epochs, len(train_sents))
     for name in ("labeler_dense", "pruner_dense"):
         if getattr(training, name) and not config.dense_layer:
             raise ConfigError(name, "reads the vectors of the dense arc term: it needs "

