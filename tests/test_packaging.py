@@ -166,16 +166,18 @@ def test_models_command_lists_packages_and_card_scores(fake_package):
     lines = out.decode().splitlines()
     row = next(x.split() for x in lines if x.startswith("xx_test_gs"))
     size = f"{fake_package.stat().st_size / 1e6:.1f}"
-    assert row == ["xx_test_gs", "xx", "xx_test", "0.1.0", size, "MB", "97.10", "88.00",
-                   "85.75", "83.50", "depparse-model-xx-test"]
+    # the licence is the card's ("Licence of the data: **CC BY-SA 4.0**")
+    assert row == ["xx_test_gs", "xx", "Xx", "xx_test", "0.1.0", "CC", "BY-SA", "4.0", size,
+                   "MB", "97.10", "88.00", "85.75", "83.50", "depparse-model-xx-test"]
     assert any(x.startswith("en_ewt_gs ") and x.endswith("checkout models/") for x in lines)
     # a checkout's model shows its version (the one its package gets), not "checkout"
     en = next(x.split() for x in lines if x.startswith("en_ewt_gs "))
-    assert en[3] == depparse.__version__ and "checkout" not in en[:-2]
+    assert en[2] == "English" and en[4] == depparse.__version__ and "checkout" not in en[:-2]
     rc, out, _ = run_cli(["models", "--json"])
     rows = {r["name"]: r for r in json.loads(out)}
     assert rows["xx_test_gs"]["test_scores"]["raw text"]["LAS"] == 83.5
     assert rows["xx_test_gs"]["path"] == str(fake_package)
+    assert rows["xx_test_gs"]["licence"] == "CC BY-SA 4.0"
     assert rows["en_ewt_gs"]["test_scores"] == catalog.card_scores(REPO / "models" /
                                                                    "en_ewt_gs.md")
 

@@ -3,19 +3,38 @@
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
-__all__ = ["cmd_models", "model_rows"]
+__all__ = ["card_licence", "cmd_models", "model_rows"]
+
+_LICENCE = re.compile(r"Licence of the data: \*\*(.+?)\*\*")
+
+
+def card_licence(card) -> str | None:
+    """The licence a model card gives for its training data (``Licence of the data:
+    **CC BY-SA 4.0**``, as ``benchmarks/make_model.py`` writes it), ``None`` without one."""
+    if card is None:
+        return None
+    try:
+        m = _LICENCE.search(Path(card).read_text(encoding="utf-8"))
+    except OSError:
+        return None
+    return m.group(1) if m else None
 
 #: The card's settings and the short names of the listing's columns.
 SETTINGS = (("gold tokenization", "gold tok."), ("raw text", "raw text"))
 
 
 def model_rows(entries) -> list[dict]:
-    """One JSON-able dict per model: name, language, treebank, version, size, where it is and
-    the test scores of its card (``{setting: {metric: value}}``)."""
-    from ..catalog import card_scores
+    """One JSON-able dict per model: name, language, treebank, version, size, where it is, the
+    licence of its training data and the test scores of its card (``{setting: {metric:
+    value}}``)."""
+    from ..catalog import LANGUAGES, card_scores
 
-    return [{"name": e.name, "lang": e.lang, "treebank": e.treebank, "version": e.version,
+    return [{"name": e.name, "lang": e.lang,
+             "language": LANGUAGES.get(e.lang, e.lang).replace("_", " ").title(),
+             "treebank": e.treebank, "version": e.version, "licence": card_licence(e.card),
              "size_mb": round(e.size / 1e6, 1), "source": e.source, "package": e.package,
              "path": str(e.path), "card": None if e.card is None else str(e.card),
              "test_scores": card_scores(e.card)} for e in entries]
@@ -36,13 +55,14 @@ def cmd_models(args):
     if not rows:
         print(f"no models installed: {HOW_TO_GET}")
         return
-    head = ["name", "lang", "treebank", "version", "size", "UPOS", "UAS", "LAS",
-            "LAS raw text", "from"]
+    head = ["name", "lang", "language", "treebank", "version", "licence", "size", "UPOS", "UAS",
+            "LAS", "LAS raw text", "from"]
     table = [head]
     for r in rows:
         where = r["package"] if r["source"] == "package" else "checkout models/"
-        table.append([r["name"], r["lang"], r["treebank"], r["version"],
-                      f"{r['size_mb']:.1f} MB", _score(r, "gold tokenization", "UPOS"),
+        table.append([r["name"], r["lang"], r["language"], r["treebank"], r["version"],
+                      r["licence"] or "–", f"{r['size_mb']:.1f} MB",
+                      _score(r, "gold tokenization", "UPOS"),
                       _score(r, "gold tokenization", "UAS"),
                       _score(r, "gold tokenization", "LAS"), _score(r, "raw text", "LAS"),
                       where])

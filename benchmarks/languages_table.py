@@ -1,0 +1,99 @@
+"""Every shipped language against UDPipe 2's published figures: the one table of issue 48.
+
+    python benchmarks/languages_table.py        # -> benchmarks/results/languages.{md,json}
+
+Reads the test scores of each shipped model's card (``models/*.md``, as ``make model-XX``
+wrote them: :func:`depparse.catalog.card_scores`) in the settings gold tokenization with
+predicted tags and raw text, UPOS / UAS / LAS, and puts beside them UDPipe 2's published UD
+2.17 figures (gold tokenization; ``benchmarks/data/udpipe2_ud217.json``) with the difference.
+Nothing is parsed here: the cards are the measurement (each says the command that made it).
+The JSON holds every row; the Markdown is the table the README shortens.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from depparse import catalog  # noqa: E402
+from depparse.cli.models import card_licence  # noqa: E402
+
+UDPIPE = json.loads((REPO / "benchmarks" / "data" / "udpipe2_ud217.json").read_text())
+SETTINGS = ("gold tokenization", "raw text")
+METRICS = ("UPOS", "UAS", "LAS")
+OUT = REPO / "benchmarks" / "results" / "languages"
+
+
+def rows() -> list[dict]:
+    """One row per shipped model of the checkout (``models/``), by treebank."""
+    out = []
+    for e in catalog.models():
+        if e.source != "checkout":
+            continue
+        scores = catalog.card_scores(e.card)
+        theirs = UDPIPE["treebanks"].get(e.treebank)
+        row = {"model": e.name, "lang": e.lang, "treebank": e.treebank,
+               "language": catalog.LANGUAGES.get(e.lang, e.lang).replace("_", " ").title(),
+               "licence": card_licence(e.card), "size_mb": round(e.size / 1e6, 1),
+               "depparse": {s: {m: scores.get(s, {}).get(m) for m in METRICS}
+                            for s in SETTINGS},
+               "udpipe2_gold_tokenization": theirs}
+        mine = row["depparse"]["gold tokenization"]
+        row["difference_gold_tokenization"] = (
+            None if theirs is None else
+            {m: None if mine[m] is None else round(mine[m] - theirs[m], 2) for m in METRICS})
+        out.append(row)
+    return sorted(out, key=lambda r: r["treebank"])
+
+
+def _f(v, signed=False):
+    if v is None:
+        return "–"
+    return f"{v:+.2f}" if signed else f"{v:.2f}"
+
+
+def markdown(table: list[dict]) -> str:
+    lines = ["# Every shipped language against UDPipe 2 (test sets)", "",
+             "depparse: each model card's scores (`make model-XX`; CoNLL 2018 definitions), "
+             "gold tokenization with predicted tags and raw text.  UDPipe 2: its UD 2.17 "
+             "models' published figures, gold tokenization (`benchmarks/data/"
+             "udpipe2_ud217.json`: " + UDPIPE["source"] + ").  "
+             "Δ: depparse minus UDPipe 2, gold tokenization.  Written by "
+             "`python benchmarks/languages_table.py`.", "",
+             "| treebank | language | gold tok. UPOS / UAS / LAS | raw text UPOS / UAS / LAS | "
+             "UDPipe 2 UPOS / UAS / LAS | Δ UPOS / UAS / LAS |",
+             "|---|---|---|---|---|---|"]
+    for r in table:
+        g, t = r["depparse"]["gold tokenization"], r["depparse"]["raw text"]
+        u, d = r["udpipe2_gold_tokenization"] or {}, r["difference_gold_tokenization"] or {}
+        lines.append(
+            f"| {r['treebank']} | {r['language']} | "
+            + " / ".join(_f(g[m]) for m in METRICS) + " | "
+            + " / ".join(_f(t[m]) for m in METRICS) + " | "
+            + " / ".join(_f(u.get(m)) for m in METRICS) + " | "
+            + " / ".join(_f(d.get(m), True) for m in METRICS) + " |")
+    las = [r["difference_gold_tokenization"]["LAS"] for r in table
+           if r["difference_gold_tokenization"] and
+           r["difference_gold_tokenization"]["LAS"] is not None]
+    if las:
+        lines += ["", f"{len(table)} languages; mean Δ LAS {sum(las) / len(las):+.2f}; at or "
+                  f"above UDPipe 2's LAS: {sum(x >= 0 for x in las)}."]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    table = rows()
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.with_suffix(".json").write_text(json.dumps(table, indent=1, ensure_ascii=False) + "\n")
+    text = markdown(table)
+    OUT.with_suffix(".md").write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

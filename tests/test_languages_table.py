@@ -1,0 +1,30 @@
+"""benchmarks/languages_table.py: the table of every shipped language against UDPipe 2 is
+its cards' scores and the published figures, with their difference (issue 48, item 5)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+import languages_table  # noqa: E402
+
+from depparse import catalog  # noqa: E402
+
+
+def test_every_shipped_model_has_its_row_with_the_difference():
+    table = languages_table.rows()
+    shipped = {e.treebank for e in catalog.models() if e.source == "checkout"}
+    assert {r["treebank"] for r in table} == shipped
+    for r in table:
+        card = catalog.card_scores(REPO / "models" / f"{r['model']}.md")
+        mine = r["depparse"]["gold tokenization"]
+        assert mine["LAS"] == card["gold tokenization"]["LAS"]
+        theirs = languages_table.UDPIPE["treebanks"][r["treebank"]]
+        assert r["udpipe2_gold_tokenization"] == theirs
+        for m in languages_table.METRICS:
+            assert abs(r["difference_gold_tokenization"][m] - (mine[m] - theirs[m])) < 0.006
+    text = languages_table.markdown(table)
+    assert all(f"| {r['treebank']} |" in text for r in table)
