@@ -99,7 +99,8 @@ language-profiles: $(STAMP)
 	$(PY) benchmarks/language_profiles.py write
 	$(PY) benchmarks/language_profiles.py measure
 
-## `depparse train`'s defaults on six treebanks without a train file (dev -> test)
+## `depparse train --recipe none` (the flags' defaults, as in round 3) on six treebanks
+## without a train file (dev -> test)
 ## -> benchmarks/results/six_treebanks.md (long).
 six-treebanks: $(LEARNED)
 	$(PY) benchmarks/six_treebanks.py

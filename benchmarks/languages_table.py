@@ -85,6 +85,22 @@ def markdown(table: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+README_HEAD = ("| language | model | data licence | gold tokenization: UPOS / UAS / LAS | raw text "
+               "LAS | UDPipe 2 LAS (Δ) |\n|---|---|---|---|---|---|")
+
+
+def readme_rows(table: list[dict]) -> str:
+    """The README's short table (its "Languages" section holds exactly these lines)."""
+    out = [README_HEAD]
+    for r in table:
+        g, t = r["depparse"]["gold tokenization"], r["depparse"]["raw text"]
+        u, d = r["udpipe2_gold_tokenization"] or {}, r["difference_gold_tokenization"] or {}
+        out.append(f"| {r['language']} | `{r['model']}` | {r['licence'] or '–'} | "
+                   + " / ".join(_f(g[m]) for m in METRICS)
+                   + f" | {_f(t['LAS'])} | {_f(u.get('LAS'))} ({_f(d.get('LAS'), True)}) |")
+    return "\n".join(out)
+
+
 def main() -> int:
     table = rows()
     OUT.parent.mkdir(parents=True, exist_ok=True)
@@ -92,6 +108,7 @@ def main() -> int:
     text = markdown(table)
     OUT.with_suffix(".md").write_text(text)
     print(text)
+    print("README.md, section Languages:\n" + readme_rows(table))
     return 0
 
 

@@ -142,10 +142,6 @@ Per-epoch dev scores during training (dev with {dev_tags} tags):
 {epochs}
 """
 
-#: The shipped models: treebank, the recipe beyond ``depparse train``'s defaults, the
-#: training data's licence (from the treebank's LICENSE.txt) and UDPipe 1.2's published
-#: figures with its UD 2.3 models (Straka and Straková 2017; the UD 2.3 models' documentation),
-#: on the UD 2.3 version of the treebank, which differs from ours.
 FEATURES_SPARSE = (
     "Hashed sparse features only (Koo et al.'s feature set 2 with morphological features).")
 FEATURES_LEARNED = (
@@ -186,8 +182,8 @@ UDPIPE = json.loads((HERE / "data" / "udpipe2_ud217.json").read_text())["treeban
 
 def learned(treebank: str, recipe: str | None = None) -> dict:
     """The recipe (depparse/recipes/<treebank>.json, or the named one) of a treebank whose
-    network reads multilingual-e5-small, and the card's recipe note (its epochs filled in
-    once they are known: :func:`recipe_note`)."""
+    network reads multilingual-e5-small, and its name (the card's recipe line comes from
+    :func:`recipe_note`, once the epochs are known)."""
     name = recipe or treebank
     return {"recipe": recipes.load(name).settings, "recipe_name": name}
 
@@ -207,6 +203,8 @@ def _udpipe(treebank: str) -> dict:
     return {"gold tokenization": UDPIPE[treebank]}
 
 
+#: The shipped models: treebank, recipe, the training data's licence (from the treebank's
+#: LICENSE.txt) and UDPipe 2's published UD 2.17 figures (:data:`UDPIPE`).
 SHIPPED = {
     "en": {"treebank": "en_ewt", "recipe": RECIPE, "licence": "CC BY-SA 4.0",
            "language": "English", "note": None},
@@ -435,7 +433,8 @@ def main(argv=None):
                               "`--learned-folds`)")
     src = (corpora_dir() / code / "SOURCE")
     common = dict(
-        train_sents=len(tr), train_words=sum(s.n for s in tr),
+        train_sents=(f"the first 90%: {len(tr)}" if held_out else len(tr)),
+        train_words=sum(s.n for s in tr),
         source=src.read_text().strip() if src.exists() else f"UD {code}",
         settings=settings_text, seed=args.seed, total=m.info["total_seconds"],
         pruner=m.info["pruner_seconds"],

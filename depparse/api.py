@@ -15,6 +15,7 @@ import contextlib
 import logging
 import os
 import sys
+import warnings
 from pathlib import Path
 
 from . import catalog
@@ -96,10 +97,11 @@ def train(train_sentences, dev_sentences=None, *, recipe=None, checkpoint=None, 
     ----------
     train_sentences, dev_sentences : list of Sentence, or CoNLL-U file paths
     recipe : str or path, optional
-        A recipe's name (``"default"``: what ``depparse train`` builds without ``--recipe``;
-        ``"tr_imst"`` ...) or JSON file (:mod:`depparse.recipes`): its settings, under the
-        keywords given.  Without it the keywords' own defaults (``depparse train --recipe
-        none``).
+        A recipe's name (``"default"``: what ``depparse train`` builds without ``--recipe``,
+        made to work where JAX, the encoder or dev data are missing, with a warning, as
+        there; ``"tr_imst"`` ...) or JSON file (:mod:`depparse.recipes`): its settings, under
+        the keywords given.  Without it (or ``"none"``) the keywords' own defaults
+        (``depparse train --recipe none``).
     checkpoint : path, optional
         Written atomically after every epoch; ``resume=True`` continues from it.
     progress : bool
@@ -129,10 +131,26 @@ def train(train_sentences, dev_sentences=None, *, recipe=None, checkpoint=None, 
 
     from .learn.perceptron import train as _train  # the trainer: only when training
 
-    if recipe is not None:
-        from .recipes import load
+    if recipe is not None and str(recipe).lower() != "none":
+        from .learn.network import have_jax
+        from .recipes import DEFAULT, fit_to_machine, load
 
-        settings = {**load(recipe).settings, **settings}
+        r = load(recipe)
+        base = r.settings
+        if r.path == load(DEFAULT).path:  # as `depparse train`: it works on any machine
+            from .encoding.e5 import find_e5
+            from .errors import EncoderError
+
+            try:
+                have_e5 = find_e5().is_file()
+            except EncoderError:
+                have_e5 = False
+            base, said = fit_to_machine(base, settings, have_jax=have_jax(),
+                                        have_encoder=have_e5,
+                                        has_dev=dev_sentences is not None)
+            for line in said:
+                warnings.warn(line, UserWarning, stacklevel=2)
+        settings = {**base, **settings}
     m, d, t = split_settings(settings)
     with _training_log(progress):
         return _train(_load(train_sentences), _load(dev_sentences), ModelConfig(**m),

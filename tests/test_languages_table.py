@@ -28,3 +28,13 @@ def test_every_shipped_model_has_its_row_with_the_difference():
             assert abs(r["difference_gold_tokenization"][m] - (mine[m] - theirs[m])) < 0.006
     text = languages_table.markdown(table)
     assert all(f"| {r['treebank']} |" in text for r in table)
+    # the committed results are today's cards (`python benchmarks/languages_table.py`)
+    import json
+
+    assert json.loads(languages_table.OUT.with_suffix(".json").read_text()) == table
+
+
+def test_the_readme_languages_table_is_the_cards():
+    """README.md's "Languages" table is :func:`languages_table.readme_rows` of today's cards."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert languages_table.readme_rows(languages_table.rows()) in readme

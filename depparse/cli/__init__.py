@@ -82,10 +82,14 @@ def cmd_train(args):
         except ConfigError as e:
             raise UsageError(f"--recipe {e.rule}") from None
         recipe = r.settings
-        if args.recipe is None:  # the default: it works on any machine, saying what it lacks
-            recipe, said = fit_to_machine(recipe, getattr(args, "_given", ()),
-                                          have_jax=_have_jax(), have_encoder=_have_e5(),
+        if r.path == load(DEFAULT).path:  # it works on any machine, saying what it lacks
+            given = {k: getattr(args, k) for k in getattr(args, "_given", ())}
+            if args.no_labeler:
+                given["labeler_epochs"] = 0
+            recipe, said = fit_to_machine(recipe, given, have_jax=_have_jax(),
+                                          have_encoder=_have_e5(),
                                           has_dev=bool(args.dev or held_out),
+                                          distributed=bool(args.scheduler),
                                           encoder_hint=_e5_hint())
             for line in said:
                 log.warning("%s", line)
@@ -125,6 +129,10 @@ def cmd_train(args):
         if (c.model, c.bits) != (cfg.model, cfg.bits):
             raise UsageError(f"{ckpt}: the checkpoint was written for --model {c.model} "
                              f"--bits {c.bits}; resume with the same settings or delete it")
+        if (c.learned_scale, c.storage) != (cfg.learned_scale, cfg.storage):
+            raise UsageError(f"{ckpt}: the checkpoint was written for --learned-scale "
+                             f"{c.learned_scale:g} --storage {c.storage} (another recipe?); "
+                             "resume with the same settings or delete it")
         log.info("resuming from %s", ckpt)
     common = dict(checkpoint=ckpt, resume=args.resume, progress=not args.quiet)
     try:

