@@ -118,7 +118,10 @@ def test_wheels_installed_in_a_fresh_environment_parse_from_any_folder(tmp_path)
                            capture_output=True, text=True, timeout=1800)
         assert p.returncode == 0, p.stderr[-3000:]
         trees = _trees(p.stdout)
-        assert len(trees) == 2 and all(_is_tree(t) for t in trees), (lang, p.stdout)
+        # a model given text in its own language splits it into its two sentences; the others
+        # get the English text, which their sentence splitter need not split (Tamil does not)
+        assert len(trees) == 2 if lang in TEXT else 1 <= len(trees) <= 2, (lang, p.stdout)
+        assert all(_is_tree(t) for t in trees), (lang, p.stdout)
 
     p = _run([py, "-c", "import depparse; p = depparse.load(); print(p.path); "
               "print(len(p.parse_text('The cat sat on the mat.').splitlines()))"],
