@@ -37,7 +37,7 @@ def rows() -> list[dict]:
         scores = catalog.card_scores(e.card)
         theirs = UDPIPE["treebanks"].get(e.treebank)
         row = {"model": e.name, "lang": e.lang, "treebank": e.treebank,
-               "language": catalog.LANGUAGES.get(e.lang, e.lang).replace("_", " ").title(),
+               "language": catalog.language_name(e.lang),
                "licence": card_licence(e.card), "size_mb": round(e.size / 1e6, 1),
                "depparse": {s: {m: scores.get(s, {}).get(m) for m in METRICS}
                             for s in SETTINGS},

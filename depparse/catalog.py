@@ -37,7 +37,7 @@ from .errors import InputWarning, ModelError
 from .paths import models_dir
 
 __all__ = ["DEFAULT_NAME", "GROUP", "LANGUAGES", "LANGUAGE_EXCESS", "LanguageFit",
-           "ModelEntry", "base_name", "card_scores", "check_language", "find",
+           "ModelEntry", "base_name", "card_scores", "check_language", "find", "language_name",
            "language_verdict", "models", "not_found_message"]
 
 #: The entry-point group of model packages.
@@ -70,6 +70,12 @@ LANGUAGES = {
 
 #: UDPipe's model name after its language and treebank: ``-ud``, the UD release, the date.
 _UD_RELEASE = re.compile(r"-ud(?:-\d+(?:\.\d+)*(?:-\d{6})?)?$")
+
+
+def language_name(lang: str) -> str:
+    """A language code's English name for people (``gd`` -> ``Scottish Gaelic``), from
+    :data:`LANGUAGES`; the code itself where it is not there."""
+    return LANGUAGES.get(lang, lang).replace("_", " ").title()
 
 
 def base_name(name: str) -> str:

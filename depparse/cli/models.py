@@ -30,10 +30,9 @@ def model_rows(entries) -> list[dict]:
     """One JSON-able dict per model: name, language, treebank, version, size, where it is, the
     licence of its training data and the test scores of its card (``{setting: {metric:
     value}}``)."""
-    from ..catalog import LANGUAGES, card_scores
+    from ..catalog import card_scores, language_name
 
-    return [{"name": e.name, "lang": e.lang,
-             "language": LANGUAGES.get(e.lang, e.lang).replace("_", " ").title(),
+    return [{"name": e.name, "lang": e.lang, "language": language_name(e.lang),
              "treebank": e.treebank, "version": e.version, "licence": card_licence(e.card),
              "size_mb": round(e.size / 1e6, 1), "source": e.source, "package": e.package,
              "path": str(e.path), "card": None if e.card is None else str(e.card),
