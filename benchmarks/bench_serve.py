@@ -54,7 +54,7 @@ RESULTS = HERE / "results"
 sys.path.insert(0, str(REPO))
 
 from depparse.conllu import read_conllu  # noqa: E402
-from depparse.serve.workers import rss_mb  # noqa: E402
+from depparse.serve.workers import pss_mb  # noqa: E402
 
 WRONG: list = []  # the first wrong answers, shown on stderr
 
@@ -315,6 +315,26 @@ def pct(xs, q):
 # ---------------------------------------------------------------------------------------
 
 
+def start_serve(flags, cwd, env):
+    """``depparse serve --port 0 -q FLAGS`` from ``cwd``: ``(process, url, seconds until it
+    listened)``; its stderr is drained on a thread."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "depparse.cli", "serve", "--port", "0", "-q",
+                             *flags], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    url = None
+    for line in proc.stderr:
+        m = re.search(r"at (http://127\.0\.0\.1:\d+)/", line)
+        if m:
+            url = m.group(1)
+            break
+    if url is None:
+        proc.kill()
+        raise SystemExit(f"{cwd}: depparse serve did not start")
+    threading.Thread(target=lambda: [None for _ in proc.stderr], daemon=True).start()
+    return proc, url, time.perf_counter() - t0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--requests", type=int, default=2000)
@@ -340,23 +360,9 @@ def main():
         print(f"{len(inputs)} distinct inputs; depparse parse on them ...", file=sys.stderr)
         expected, speed = cli_answers(inputs, Path(tmp), env, args.skip_jobs2)
     print("starting depparse serve ...", file=sys.stderr)
-    t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "depparse.cli", "serve", "--port", "0",
-                             "--workers", str(args.workers), "--queue", "64",
-                             "--time-limit", "60", "-q"], cwd=REPO, env=env,
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
-    url = None
-    for line in proc.stderr:
-        m = re.search(r"at (http://127\.0\.0\.1:\d+)/", line)
-        if m:
-            url = m.group(1)
-            break
-    if url is None:
-        raise SystemExit("depparse serve did not start")
-    threading.Thread(target=lambda: [None for _ in proc.stderr], daemon=True).start()
-    startup = time.perf_counter() - t0
-    mem0, parent0 = rss_mb(proc.pid), _own_rss(proc.pid)
+    proc, url, startup = start_serve(["--workers", str(args.workers), "--queue", "64",
+                                      "--time-limit", "60"], REPO, env)
+    mem0, parent0 = pss_mb(proc.pid), _own_rss(proc.pid)
     # the stream of requests: inputs drawn with repetition, small ones more often
     weights = [{"conllu": 6, "conllu300": 1, "text": 5, "text300": 1}.get(k, 1.5)
                for k, _, _ in inputs]
@@ -385,7 +391,7 @@ def main():
     stop.set()
     rt.join()
     time.sleep(2.0)
-    mem1, parent1 = rss_mb(proc.pid), _own_rss(proc.pid)
+    mem1, parent1 = pss_mb(proc.pid), _own_rss(proc.pid)
     # still serving, and right
     k = next(i for i, (kind, _, _) in enumerate(inputs) if kind == "text")
     method, path, body, headers = encode(inputs[k][1], "form")
@@ -475,7 +481,8 @@ def write(args, inputs, expected, speed, results, wall, startup, mem0, mem1, aft
             f"{'yes' if c2['same_as_1'] else 'NO'}, text {'yes' if t2['same_as_1'] else 'NO'})"
             " |"]),
         f"| server start (2 workers loading the model) | {startup:.1f} s |",
-        f"| memory, server + workers, before / after | {mem0[0]:,.0f} MB / {mem1[0]:,.0f} MB |",
+        f"| memory (PSS: shared pages divided), server and all its processes, before / after "
+        f"| {mem0[0]:,.0f} MB / {mem1[0]:,.0f} MB |",
         f"| memory, server process alone, before / after | {mem0[1]:,.0f} MB / "
         f"{mem1[1]:,.0f} MB |",
         f"| clients that hung up midway (half a body, or before the answer) | "

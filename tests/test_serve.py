@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from fixtures_models import run_cli
+from fixtures_models import REPO_ROOT, run_cli
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "corpora" / "sample.conllu"
@@ -470,19 +470,12 @@ def test_a_killed_worker_fails_its_request_and_the_server_goes_on(server, cli):
     import os
     import signal
 
-    def workers():
-        out = []
-        for d in os.listdir("/proc"):
-            if d.isdigit():
-                try:
-                    stat = Path(f"/proc/{d}/stat").read_bytes()
-                    cmd = Path(f"/proc/{d}/cmdline").read_bytes()
-                except OSError:
-                    continue
-                if int(stat.rsplit(b")", 1)[1].split()[1]) == server.proc.pid \
-                        and b"spawn_main" in cmd:
-                    out.append(int(d))
-        return out
+    def workers():  # the fork server's children (it is the server's child)
+        tree = _process_tree()
+        fork_servers = [p for p, (ppid, cmd) in tree.items()
+                        if ppid == server.proc.pid and b"forkserver" in cmd]
+        assert len(fork_servers) == 1, tree
+        return [p for p, (ppid, _) in tree.items() if ppid == fork_servers[0]]
 
     before = workers()
     assert len(before) == 2
@@ -499,6 +492,93 @@ def test_a_killed_worker_fails_its_request_and_the_server_goes_on(server, cli):
     assert status == 200 and answer["result"] == cli["short"]
     assert json.loads(server.get("/status")[1])["restarts"] >= 1
     assert not set(workers()) & set(before)
+
+
+def _process_tree() -> dict:
+    """pid -> (parent pid, command line bytes) of every process (Linux ``/proc``)."""
+    import os
+
+    out = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                stat = Path(f"/proc/{d}/stat").read_bytes()
+                cmd = Path(f"/proc/{d}/cmdline").read_bytes()
+            except OSError:
+                continue
+            out[int(d)] = (int(stat.rsplit(b")", 1)[1].split()[1]), cmd)
+    return out
+
+
+_FORKED_SCRIPT = """
+import asyncio, os, signal, sys, time
+from depparse.serve.workers import WorkerDied, Workers, _shared
+
+
+def slow_shared():
+    time.sleep(0.5)  # held a moment, so that each worker takes one task
+    return _shared()
+
+
+def each(w):
+    async def run():
+        return await asyncio.gather(*(w._call(slow_shared) for _ in range(w.jobs)))
+    return asyncio.run(run())
+
+
+def children(pid):
+    out = []
+    for d in os.listdir("/proc"):
+        try:
+            stat = open(f"/proc/{d}/stat", "rb").read()
+            cmd = open(f"/proc/{d}/cmdline", "rb").read()
+        except (OSError, ValueError):
+            continue
+        if int(stat.rsplit(b")", 1)[1].split()[1]) == pid:
+            out.append((int(d), cmd))
+    return out
+
+
+if __name__ == "__main__":
+    first = {"sib": sys.argv[1]}
+    for models in (first, {**first, "other": sys.argv[2]}):
+        w = Workers(models, 2, 4, 400)
+        asyncio.run(w.start())
+        print("shared", each(w))
+        server = [p for p, cmd in children(os.getpid()) if b"forkserver" in cmd]
+        os.kill(children(server[0])[0][0], signal.SIGKILL)
+        t0 = time.monotonic()
+        while w.restarts == 0 and time.monotonic() - t0 < 60:
+            try:  # a task may still reach the live worker before the pool is broken
+                asyncio.run(w._call(slow_shared))
+            except WorkerDied:
+                pass
+        print("restarts", w.restarts, "shared", each(w))
+        w.close()
+"""
+
+
+def test_workers_are_forked_with_the_models_loaded(syn, tmp_path):
+    """The workers parse with the parsers the fork server loaded (shared copy-on-write),
+    also after a worker died; a later pool of the same process (its fork server already
+    running) shares the models they have in common, and its workers load the others."""
+    import multiprocessing as mp
+    import shutil
+    import subprocess
+    import sys
+
+    if "forkserver" not in mp.get_all_start_methods():
+        pytest.skip("no fork server on this platform: each worker loads the models")
+    other = tmp_path / "other.npz"
+    shutil.copy(syn.model, other)
+    script = tmp_path / "forked.py"
+    script.write_text(_FORKED_SCRIPT)
+    p = subprocess.run([sys.executable, script, syn.model, other], capture_output=True,
+                       text=True, timeout=600, cwd=REPO_ROOT)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines() == [
+        "shared [['sib'], ['sib']]", "restarts 1 shared [['sib'], ['sib']]",
+        "shared [['sib'], ['sib']]", "restarts 1 shared [['sib'], ['sib']]"], p.stderr
 
 
 def test_serve_refuses_bad_settings_with_one_line(tmp_path):

@@ -18,7 +18,9 @@ Routes
     ``certificate``, ``iterations``, ``nodes``, ``seconds``, ``timed_out``, the badge's words
     and the section of HTML with its drawing that the page shows.
 ``GET /status``
-    Workers, requests in progress, the queue's size, worker restarts, memory.
+    Workers, requests in progress, the queue's size, worker restarts, memory (``memory_mb``:
+    the proportional memory of the server and all its processes, shared pages divided among
+    them: :func:`~.workers.pss_mb`).
 
 Errors are a status code and one line of ``text/plain``, as UDPipe answers them: 400 for a bad
 parameter or input (for unreadable input, the line ``depparse parse`` prints for the same
@@ -30,6 +32,7 @@ afresh).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import itertools
 import logging
@@ -45,7 +48,7 @@ from starlette.routing import Route
 
 from .. import __version__
 from .protocol import RequestError, form_pairs, make_job, query_pairs
-from .workers import ClientGone, WorkerDied, Workers, rss_mb
+from .workers import ClientGone, WorkerDied, Workers, pss_mb
 
 __all__ = ["ACKNOWLEDGEMENT", "create_app"]
 
@@ -150,7 +153,8 @@ def create_app(workers: Workers, *, max_request: int = 4 << 20, time_limit: floa
     async def status(request: Request) -> Response:
         return JSONResponse({"models": served, "workers": workers.jobs,
                              "requests": workers.pending, "queue": workers.queue,
-                             "restarts": workers.restarts, "memory_mb": round(rss_mb(), 1)},
+                             "restarts": workers.restarts,
+                             "memory_mb": round(await asyncio.to_thread(pss_mb), 1)},
                             headers=_HEADERS)
 
     async def handle(request: Request, rich: bool) -> Response:

@@ -1,10 +1,16 @@
 """Parsing in worker processes: the server's event loop never parses.
 
-A :class:`Workers` pool starts ``jobs`` processes (``spawn``: the server runs threads, which a
-``fork`` could copy mid-lock); each loads the served models once, in its initializer
-(:func:`_init`), and parses a short text (tokenizer, tagger, parser, labeler) so that every
-Numba kernel is loaded before the first request (the idea of
-:mod:`depparse.inference.parallel`).  A request is then worked on in two steps:
+A :class:`Workers` pool starts ``jobs`` processes with the ``forkserver`` start method (a
+plain ``fork`` of the server could copy one of its threads' locks mid-hold): the fork server,
+a process of its own started once, without the server's threads, loads the served models and
+parses a short text with each (tokenizer, tagger, parser, labeler) so that every Numba kernel
+is loaded (:mod:`.preload`), and every worker is forked from it.  The workers so share the
+models' arrays, the encoder and the compiled kernels (copy-on-write) instead of holding a
+copy each (``benchmarks/results/serve_memory.md``), and a worker started again after one died
+is ready at once.  The fork server lives as long as the server.  Where there is none
+(Windows), or one was already running in this process with other models, each worker loads
+the models it was not given that way itself, in its initializer (:func:`_init`), with the
+same warm-up.  A request is then worked on in two steps:
 
 1. **read** (one task): its ``data`` is read as the CLI reads a file (CoNLL-U by
    :func:`~depparse.conllu.read_conllu`, plain text by the model's tokenizer), sentences over
@@ -34,6 +40,7 @@ import asyncio
 import heapq
 import io
 import itertools
+import json
 import logging
 import multiprocessing as mp
 import os
@@ -49,7 +56,7 @@ from ..viewer import proof_badge, sentence_html, tree_from_sentence
 from .protocol import Job, RequestError
 
 __all__ = ["CHUNK_WORDS", "LONG_WORDS", "Answer", "ClientGone", "Slots", "WorkerDied", "Workers",
-           "rss_mb"]
+           "pss_mb", "rss_mb"]
 
 log = logging.getLogger("depparse")
 
@@ -101,9 +108,12 @@ class Answer:
 
 def _init(models: dict[str, str]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's to handle
+    from .preload import LOADED  # forked from the fork server: its models, loaded
+
     try:
         for name, path in models.items():
-            _STATE[name] = _load(path)
+            got = LOADED.get(name)
+            _STATE[name] = got[1] if got is not None and got[0] == path else _load(path)
     except DepparseError as e:  # told to the server by _describe
         _STATE.clear()
         _STATE[None] = " ".join(str(e).split())
@@ -118,6 +128,15 @@ def _load(path):
              else parser.read_text("The cat sat on the mat. It purred.", source="<warmup>"))
     list(parser.iter_parsed(parser.iter_tag_columns(sents)))
     return parser
+
+
+def _shared() -> list[str]:
+    """The served models this worker got from the fork server (:mod:`.preload`): loaded
+    there, before this process was forked from it."""
+    from .preload import LOADED, LOADED_IN
+
+    return sorted(n for n, p in _STATE.items() if n is not None and n in LOADED
+                  and LOADED[n][1] is p and LOADED_IN != os.getpid())
 
 
 def _describe():
@@ -313,7 +332,7 @@ class Workers:
 
     def __init__(self, models: dict[str, str], jobs: int, queue: int, max_words: int,
                  chunk_words: int = CHUNK_WORDS) -> None:
-        self.models = dict(models)
+        self.models = {n: os.fspath(p) for n, p in models.items()}
         self.jobs = max(1, int(jobs))
         self.queue = max(1, int(queue))
         self.max_words = max_words
@@ -325,8 +344,13 @@ class Workers:
         self._ex: ProcessPoolExecutor | None = None
 
     def _new_pool(self) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(self.jobs, mp_context=mp.get_context("spawn"),
-                                   initializer=_init, initargs=(self.models,))
+        if "forkserver" in mp.get_all_start_methods():
+            ctx = mp.get_context("forkserver")
+            _start_fork_server(ctx, self.models)
+        else:
+            ctx = mp.get_context("spawn")
+        return ProcessPoolExecutor(self.jobs, mp_context=ctx, initializer=_init,
+                                   initargs=(self.models,))
 
     async def start(self) -> None:
         """Start the processes and wait until each has loaded the models."""
@@ -346,9 +370,12 @@ class Workers:
         long = words > LONG_WORDS
         await self.slots.acquire(long)
         ex = self._ex
-        loop = asyncio.get_running_loop()
         try:
-            return await loop.run_in_executor(ex, fn, *args)
+            try:  # off the event loop: starting a worker waits for the fork server's fork
+                future = await asyncio.to_thread(ex.submit, fn, *args)
+            except (EOFError, ConnectionError) as e:  # the fork server died
+                raise BrokenProcessPool(str(e)) from e
+            return await asyncio.wrap_future(future)
         except BrokenProcessPool:
             if ex is self._ex:  # the first to notice starts a new pool
                 log.error("a worker process died; starting the workers afresh")
@@ -420,6 +447,25 @@ class Workers:
         return answer
 
 
+def _start_fork_server(ctx, models: dict[str, str]) -> None:
+    """Start the fork server with ``models`` preloaded in it (:mod:`.preload`; the variable
+    is set for its start only).  One already running is left as it is."""
+    from multiprocessing import forkserver
+
+    from .preload import ENV
+
+    ctx.set_forkserver_preload(["depparse.serve.preload"])
+    before = os.environ.get(ENV)
+    os.environ[ENV] = json.dumps(models)
+    try:
+        forkserver.ensure_running()
+    finally:
+        if before is None:
+            os.environ.pop(ENV, None)
+        else:
+            os.environ[ENV] = before
+
+
 class _Ticket:
     def __init__(self, workers: Workers) -> None:
         self.workers = workers
@@ -432,10 +478,8 @@ class _Ticket:
         self.workers.pending -= 1
 
 
-def rss_mb(pid: int | None = None) -> float:
-    """Resident memory (MB) of a process and all its descendants (Linux ``/proc``; 0 where
-    it cannot be read)."""
-    pid = os.getpid() if pid is None else pid
+def _tree(pid: int) -> list[int]:
+    """``pid`` and all its descendants (Linux ``/proc``; ``[pid]`` where it cannot be read)."""
     children: dict[int, list[int]] = {}
     for d in os.listdir("/proc") if os.path.isdir("/proc") else ():
         if d.isdigit():
@@ -445,15 +489,41 @@ def rss_mb(pid: int | None = None) -> float:
             except (OSError, ValueError, IndexError):
                 continue
             children.setdefault(ppid, []).append(int(d))
-    total, todo = 0, [pid]
+    out, todo = [], [pid]
     while todo:
         p = todo.pop()
+        out.append(p)
         todo += children.get(p, [])
-        try:
-            with open(f"/proc/{p}/status", encoding="ascii", errors="replace") as f:
-                for line in f:
-                    if line.startswith("VmRSS:"):
-                        total += int(line.split()[1])
-        except (OSError, ValueError):
-            continue
+    return out
+
+
+def _field_kb(path: str, key: str) -> int | None:
+    try:
+        with open(path, encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith(key):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def rss_mb(pid: int | None = None) -> float:
+    """Resident memory (MB) of a process and all its descendants, summed: pages shared by
+    several of them (the workers' models, forked from one fork server) count once in each
+    (Linux ``/proc``; 0 where it cannot be read)."""
+    pid = os.getpid() if pid is None else pid
+    return sum(_field_kb(f"/proc/{p}/status", "VmRSS:") or 0 for p in _tree(pid)) / 1024
+
+
+def pss_mb(pid: int | None = None) -> float:
+    """Proportional memory (MB) of a process and all its descendants: each page divided
+    among the processes that share it, so the sum is what the tree holds (Linux 4.14's
+    ``/proc/PID/smaps_rollup``; a process where it cannot be read counts its resident
+    memory; 0 where nothing can be read)."""
+    pid = os.getpid() if pid is None else pid
+    total = 0
+    for p in _tree(pid):
+        kb = _field_kb(f"/proc/{p}/smaps_rollup", "Pss:")
+        total += kb if kb is not None else (_field_kb(f"/proc/{p}/status", "VmRSS:") or 0)
     return total / 1024
