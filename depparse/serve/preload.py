@@ -37,6 +37,22 @@ LOADED: dict = {}
 LOADED_IN = os.getpid()
 
 
+_WARMUP = ("1\ta\t_\t_\t_\t_\t2\tnsubj\t_\t_\n2\tb\t_\t_\t_\t_\t0\troot\t_\t_\n"
+           "3\t.\t_\t_\t_\t_\t2\tpunct\t_\t_\n")
+
+
+def _load(path):
+    """Load a model and every kernel a request may use (tokenizer, tagger, parser, labeler)."""
+    from ..api import load
+    from ..conllu import read_sentence
+
+    parser = load(path)
+    sents = ([read_sentence(_WARMUP, "<warmup>")] if parser.tokenizer is None
+             else parser.read_text("The cat sat on the mat. It purred.", source="<warmup>"))
+    list(parser.iter_parsed(parser.iter_tag_columns(sents)))
+    return parser
+
+
 def _preload() -> None:
     if ENV not in os.environ:
         return
@@ -47,8 +63,6 @@ def _preload() -> None:
         return
     if not isinstance(models, dict):
         return
-    from .workers import _load
-
     for name, path in models.items():
         try:
             LOADED[name] = (path, _load(path))

@@ -50,9 +50,10 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
-from ..conllu import iter_words, read_conllu, read_sentence, write_conllu
+from ..conllu import iter_words, read_conllu, write_conllu
 from ..errors import DepparseError, InputWarning, ModelError
 from ..viewer import proof_badge, sentence_html, tree_from_sentence
+from .preload import _load
 from .protocol import Job, RequestError
 
 __all__ = ["CHUNK_WORDS", "LONG_WORDS", "Answer", "ClientGone", "Slots", "WorkerDied", "Workers",
@@ -69,8 +70,6 @@ LONG_WORDS = 100
 SOURCE = "data"
 
 _STATE: dict = {}  # in a worker: model name -> Parser
-_WARMUP = ("1\ta\t_\t_\t_\t_\t2\tnsubj\t_\t_\n2\tb\t_\t_\t_\t_\t0\troot\t_\t_\n"
-           "3\t.\t_\t_\t_\t_\t2\tpunct\t_\t_\n")
 
 
 class WorkerDied(RuntimeError):
@@ -117,17 +116,6 @@ def _init(models: dict[str, str]) -> None:
     except DepparseError as e:  # told to the server by _describe
         _STATE.clear()
         _STATE[None] = " ".join(str(e).split())
-
-
-def _load(path):
-    """Load a model and every kernel a request may use (tokenizer, tagger, parser, labeler)."""
-    from ..api import load
-
-    parser = load(path)
-    sents = ([read_sentence(_WARMUP, "<warmup>")] if parser.tokenizer is None
-             else parser.read_text("The cat sat on the mat. It purred.", source="<warmup>"))
-    list(parser.iter_parsed(parser.iter_tag_columns(sents)))
-    return parser
 
 
 def _shared() -> list[str]:
