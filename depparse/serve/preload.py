@@ -3,12 +3,12 @@
 :class:`~depparse.serve.workers.Workers` starts its workers with the ``forkserver`` start
 method and names this module as the fork server's preload: the fork server, a process of its
 own started once, without the server's threads, imports it, and this import loads every model
-named in
-``$DEPPARSE_SERVE_MODELS`` (a JSON object, served name -> model file: set by ``Workers`` only
-while it starts the fork server) with every kernel a request may use
-(:func:`~depparse.serve.workers._load`).  Each worker is then forked from that state: the
-model arrays, the encoder's weights and Numba's compiled code are the fork server's pages,
-shared copy-on-write by all the workers, instead of a copy per worker.  The collector is
+named in ``$DEPPARSE_SERVE_MODELS`` (a JSON object, served name -> model file: set by
+``Workers`` only while it starts the fork server) with every kernel a request may use
+(:func:`_load`, which the workers also use for a model the fork server did not load).  Each
+worker is then forked from that state: the model arrays, the encoder's weights and Numba's
+compiled code are the fork server's pages, shared copy-on-write by all the workers, instead of
+a copy per worker.  The collector is
 frozen afterwards (:func:`gc.freeze`), so that its bookkeeping does not write into the shared
 objects and copy their pages.
 
