@@ -45,9 +45,10 @@ GROUP = "depparse.models"
 #: The model :func:`depparse.load` loads when given no name.
 DEFAULT_NAME = "en_ewt_gs"
 #: How to get the models that are not installed (said with every "not found").
-HOW_TO_GET = ("build the shipped ones in a checkout of depparse with `make model-packages` "
-              "and `pip install dist/depparse_model_*.whl`, or train one with `depparse "
-              "train` and give its path")
+HOW_TO_GET = ("build the shipped ones in a checkout of depparse with `make dist "
+              "model-packages` and install one with `python3 -m pip install --find-links "
+              "dist depparse-model-<lang>-<treebank>` (docs/install.md), or train one with "
+              "`depparse train` and give its path")
 
 
 #: UD's language codes -> the language's name in UDPipe's model names (UD's English name,

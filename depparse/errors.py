@@ -12,7 +12,11 @@ nothing from depparse, and every other module may import it.
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
+import re
+import shlex
+import sys
 
 __all__ = [
     "CheckpointError",
@@ -28,6 +32,8 @@ __all__ = [
     "NoSpanningTreeError",
     "ReportError",
     "SchedulerError",
+    "extra_command",
+    "pip_command",
     "TrainingDataError",
     "UsageError",
     "require_extra",
@@ -158,4 +164,27 @@ def require_extra(module: str, extra: str, what: str) -> None:
     """
     if importlib.util.find_spec(module) is None:
         raise MissingExtraError(f"{what} needs the optional dependency {module!r}, which is "
-                                f"not installed: pip install 'depparse[{extra}]'")
+                                f"not installed: {extra_command(extra)}")
+
+
+def pip_command(*requirements: str, no_deps: bool = False) -> str:
+    """The command that installs ``requirements`` into the environment depparse runs in:
+    ``<this python> -m pip install ...``, which works where the user is (a virtual
+    environment that is not activated, a checkout or not), unlike a bare ``pip``."""
+    args = [sys.executable or "python3", "-m", "pip", "install",
+            *(["--no-deps"] if no_deps else []), *requirements]
+    return " ".join(shlex.quote(a) for a in args)
+
+
+def extra_command(extra: str) -> str:
+    """The command that installs depparse's extra ``extra``: its own requirements, read from
+    the installed package's metadata, so that it works without an index that has depparse
+    (depparse installs from its wheels or a checkout); ``depparse[extra]`` where the metadata
+    cannot be read."""
+    try:
+        reqs = importlib.metadata.requires("depparse") or []
+    except importlib.metadata.PackageNotFoundError:
+        reqs = []
+    mine = [r.split(";")[0].strip() for r in reqs
+            if re.search(rf"""extra\s*==\s*["']{re.escape(extra)}["']""", r)]
+    return pip_command(*(mine or [f"depparse[{extra}]"]))

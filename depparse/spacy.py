@@ -44,8 +44,10 @@ import numpy as np
 try:
     import spacy
 except ImportError as e:  # the extra is not installed: say which
-    raise ImportError("depparse.spacy needs spaCy, which is not installed: pip install "
-                      "'depparse[spacy]'") from e
+    from .errors import extra_command
+
+    raise ImportError("depparse.spacy needs spaCy, which is not installed: run "
+                      f"`{extra_command('spacy')}`") from e
 from spacy.attrs import DEP, HEAD
 from spacy.language import Language
 from spacy.tokens import Doc, Span

@@ -104,7 +104,7 @@ def test_evaluate_text_shows_sentences_and_las_without_punct(syn, tmp_path):
 def test_unknown_model_lists_the_shipped_ones(syn, tmp_path):
     rc, _, err = run_cli(["parse", syn.test, "-m", "klingon"])
     assert rc == 2 and "installed models:" in err and "en_ewt_gs" in err
-    assert "make model-packages" in err  # how to get the others
+    assert "make dist model-packages" in err  # how to get the others
 
 
 def test_plain_text_given_as_conllu_gets_a_hint(syn, tmp_path):

