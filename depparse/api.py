@@ -138,16 +138,12 @@ def train(train_sentences, dev_sentences=None, *, recipe=None, checkpoint=None, 
         r = load(recipe)
         base = r.settings
         if r.path == load(DEFAULT).path:  # as `depparse train`: it works on any machine
-            from .encoding.e5 import find_e5
-            from .errors import EncoderError
+            from .encoding.e5 import have_e5, install_hint
 
-            try:
-                have_e5 = find_e5().is_file()
-            except EncoderError:
-                have_e5 = False
             base, said = fit_to_machine(base, settings, have_jax=have_jax(),
-                                        have_encoder=have_e5,
-                                        has_dev=dev_sentences is not None)
+                                        have_encoder=have_e5(),
+                                        has_dev=dev_sentences is not None,
+                                        encoder_hint=install_hint())
             for line in said:
                 warnings.warn(line, UserWarning, stacklevel=2)
         settings = {**base, **settings}

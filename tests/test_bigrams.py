@@ -340,6 +340,13 @@ def test_gsh_learns_synthetic_grammar_and_round_trips(tmp_path):
     out = tmp_path / "out.conllu"
     assert cli_main(["parse", str(src), "-m", str(path), "--solver", "ad3", "-o", str(out)]) == 2
     assert not out.exists()
+    # so does the parser itself, keeping its settings (the CLI's one way to change them)
+    before = q.decoding
+    with pytest.raises(ConfigError, match="head-bigram"):
+        q.set_decoding(solver="ad3", budget=30)
+    assert q.decoding is before
+    q.set_decoding(budget=30)
+    assert q.decoding.budget == 30 and q.decoding.solver == before.solver
 
 
 def test_gsh_refuses_ad3():

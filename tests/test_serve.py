@@ -470,8 +470,10 @@ def test_a_killed_worker_fails_its_request_and_the_server_goes_on(server, cli):
     import os
     import signal
 
+    from depparse.serve.workers import processes
+
     def workers():  # the fork server's children (it is the server's child)
-        tree = _process_tree()
+        tree = processes()
         fork_servers = [p for p, (ppid, cmd) in tree.items()
                         if ppid == server.proc.pid and b"forkserver" in cmd]
         assert len(fork_servers) == 1, tree
@@ -494,25 +496,9 @@ def test_a_killed_worker_fails_its_request_and_the_server_goes_on(server, cli):
     assert not set(workers()) & set(before)
 
 
-def _process_tree() -> dict:
-    """pid -> (parent pid, command line bytes) of every process (Linux ``/proc``)."""
-    import os
-
-    out = {}
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                stat = Path(f"/proc/{d}/stat").read_bytes()
-                cmd = Path(f"/proc/{d}/cmdline").read_bytes()
-            except OSError:
-                continue
-            out[int(d)] = (int(stat.rsplit(b")", 1)[1].split()[1]), cmd)
-    return out
-
-
 _FORKED_SCRIPT = """
 import asyncio, os, signal, sys, time
-from depparse.serve.workers import WorkerDied, Workers, _shared
+from depparse.serve.workers import WorkerDied, Workers, _shared, processes
 
 
 def slow_shared():
@@ -527,16 +513,7 @@ def each(w):
 
 
 def children(pid):
-    out = []
-    for d in os.listdir("/proc"):
-        try:
-            stat = open(f"/proc/{d}/stat", "rb").read()
-            cmd = open(f"/proc/{d}/cmdline", "rb").read()
-        except (OSError, ValueError):
-            continue
-        if int(stat.rsplit(b")", 1)[1].split()[1]) == pid:
-            out.append((int(d), cmd))
-    return out
+    return [(p, cmd) for p, (ppid, cmd) in processes().items() if ppid == pid]
 
 
 if __name__ == "__main__":

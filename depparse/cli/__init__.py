@@ -73,6 +73,7 @@ def cmd_train(args):
     if args.shards is not None and not args.scheduler:
         raise UsageError("--shards needs --scheduler")
     recipe = {}
+    from ..encoding.e5 import have_e5, install_hint
     from ..recipes import DEFAULT, NONE, fit_to_machine, load
 
     name = DEFAULT if args.recipe is None else args.recipe
@@ -87,10 +88,10 @@ def cmd_train(args):
             if args.no_labeler:
                 given["labeler_epochs"] = 0
             recipe, said = fit_to_machine(recipe, given, have_jax=_have_jax(),
-                                          have_encoder=_have_e5(),
+                                          have_encoder=have_e5(),
                                           has_dev=bool(args.dev or held_out),
                                           distributed=bool(args.scheduler),
-                                          encoder_hint=_e5_hint())
+                                          encoder_hint=install_hint())
             for line in said:
                 log.warning("%s", line)
         log.info("recipe %s%s: %s", r.name, " (the default; --recipe none: the flags' own "
@@ -167,23 +168,6 @@ def _have_jax() -> bool:
     from ..learn.network import have_jax
 
     return have_jax()
-
-
-def _have_e5() -> bool:
-    """Whether multilingual-e5-small's file can be found (not read: that is the network's)."""
-    from ..encoding.e5 import find_e5
-    from ..errors import EncoderError
-
-    try:
-        return find_e5().is_file()
-    except EncoderError:
-        return False
-
-
-def _e5_hint() -> str:
-    from ..encoding.e5 import install_hint
-
-    return install_hint()
 
 
 def treebank_files(folder) -> tuple[str, str | None]:

