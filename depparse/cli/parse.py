@@ -41,6 +41,7 @@ from .stream import (
     StdoutSink,
     check_same,
     count_of,
+    file_columns,
     file_stat,
     first_sentences,
     prefix_digest,
@@ -473,12 +474,7 @@ class Run:
             if pos is not None and f == "-":  # stdin again: the stopped run's decision
                 self.file_columns["<stdin>"] = tuple(self.resume_columns or ())
             elif pos is not None:  # the tag columns the file lacks: from its first sentences
-                from ..inference.parser import TAG_WINDOW
-
-                head = first_sentences(self.parser, self.args.input, f, TAG_WINDOW)
-                if head:
-                    self.file_columns[head[0].source] = tuple(
-                        self.parser.missing_columns(head))
+                self.file_columns.update(file_columns(self.parser, self.args.input, f))
             reader = Reader(self.parser, self.args.input, f, on_error, pos,
                             self.args.normalized_spaces,
                             self.resume_prefix if pos is not None else None)

@@ -29,7 +29,7 @@ import warnings
 
 from ..atomic import PARTIAL_SUFFIX
 from ..errors import ConlluError, DepparseError, UsageError
-from .stream import count_of, first_sentences, written
+from .stream import count_of, file_columns, written
 
 __all__ = ["parse_size", "run_sharded", "shard_dir_of"]
 
@@ -59,14 +59,11 @@ def _columns(parser, kind, retag, inputs):
     decision, :meth:`~depparse.inference.parser.Parser.iter_tag_columns`)."""
     if kind != "conllu" or retag:
         return None
-    from ..inference.parser import TAG_WINDOW
-
     out = {}
     with warnings.catch_warnings():  # the workers' readers warn (byte-order mark, CRLF)
         warnings.simplefilter("ignore")
         for f in inputs:
-            head = first_sentences(parser, kind, f, TAG_WINDOW)
-            out[f] = tuple(parser.missing_columns(head)) if head else ()
+            out[f] = next(iter(file_columns(parser, kind, f).values()), ())
     return out
 
 

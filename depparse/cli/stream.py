@@ -22,7 +22,7 @@ from collections import Counter, deque
 from ..atomic import PARTIAL_SUFFIX
 from ..errors import UsageError
 
-__all__ = ["Counts", "Reader", "StdoutSink", "check_same", "count_of", "file_stat",
+__all__ = ["Counts", "Reader", "StdoutSink", "check_same", "count_of", "file_columns", "file_stat",
            "first_sentences", "prefix_digest", "settings_of", "silence_stdout",
            "state_path_of", "written"]
 
@@ -342,6 +342,18 @@ def hinted(it, first=True, skip_bad=True):
             yield x
     except ConlluError as e:
         raise conllu_hint(e, k, skip_bad=skip_bad) from None
+
+
+def file_columns(parser, kind, path) -> dict:
+    """``{source: columns}``: the tag columns a file lacks, decided as one local run decides
+    them (:meth:`~depparse.inference.parser.Parser.iter_tag_columns`: its first
+    :data:`~depparse.inference.parser.TAG_WINDOW` sentences), for a run that starts reading
+    it elsewhere than at its start (``--resume``, a shard); ``{}`` for a file with no
+    sentence.  ``source`` is the name its sentences carry (``Sentence.source``)."""
+    from ..inference.parser import TAG_WINDOW
+
+    head = first_sentences(parser, kind, path, TAG_WINDOW)
+    return {head[0].source: tuple(parser.missing_columns(head))} if head else {}
 
 
 def first_sentences(parser, kind, path, k):
