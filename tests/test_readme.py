@@ -37,8 +37,9 @@ NOT_RUN = {
     "trees, UAS/LAS, certificates, HTML report": "make: the set-up the tests run in",
     "make test         # fast suite (CI)             make test-nojit   # NUMBA_DISABLE_JIT=1":
         "make: the test suite itself, and model and table builds of hours",
-    "make dist model-packages": "make wheel-check runs these steps (CI, after make test): "
-        "the wheels built, installed into a fresh environment, parsing outside the checkout",
+    "make dist model-packages": "make wheel-check (CI, after make test) builds the wheels "
+        "and the venv as its first two lines do, then runs the rest of the block as written "
+        "(tests/test_packaging_wheel.py)",
     "source .venv/bin/activate    # once per shell (or call .venv/bin/depparse)":
         "the set-up the tests run in: depparse is on their PATH",
 }

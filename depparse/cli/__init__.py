@@ -73,7 +73,6 @@ def cmd_train(args):
     if args.shards is not None and not args.scheduler:
         raise UsageError("--shards needs --scheduler")
     recipe = {}
-    from ..encoding.e5 import have_e5, install_hint
     from ..recipes import DEFAULT, NONE, fit_to_machine, load
 
     name = DEFAULT if args.recipe is None else args.recipe
@@ -84,6 +83,8 @@ def cmd_train(args):
             raise UsageError(f"--recipe {e.rule}") from None
         recipe = r.settings
         if r.path == load(DEFAULT).path:  # it works on any machine, saying what it lacks
+            from ..encoding.e5 import have_e5, install_hint
+
             given = {k: getattr(args, k) for k in getattr(args, "_given", ())}
             if args.no_labeler:
                 given["labeler_epochs"] = 0
