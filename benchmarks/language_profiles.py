@@ -57,15 +57,18 @@ def _split(treebank, split):
 def write():
     for e in catalog.models():
         if e.source == "checkout":
-            write_one(e.path, e.treebank, e.name)
+            dev_only = not _split(e.treebank, "train").exists()  # trained on dev
+            write_one(e.path, e.treebank, e.name, split="dev" if dev_only else "train")
 
 
-def write_one(model_path, treebank, name=None):
+def write_one(model_path, treebank, name=None, split="train"):
     """The profile of one model file from its treebank's train file, the level from its dev
-    file (a treebank without one: the profile from the first 90% of train, the level from
-    the last 10%, as the model's own training holds them out)."""
+    file (a treebank without one, or a model trained on the dev split, ``split="dev"``: the
+    profile from the first 90% of that file, the level from the last 10%, as the model's own
+    training holds them out)."""
     name = name or Path(model_path).stem
-    train, dev = _split(treebank, "train"), _split(treebank, "dev")
+    train = _split(treebank, split)
+    dev = _split(treebank, "dev" if split == "train" else "none")
     if not train.exists():
         print(f"{name}: {train} not found: no profile", file=sys.stderr)
         return None
