@@ -531,8 +531,10 @@ def dev_only_result(out: Path, spec: dict, ours: dict, fields: dict) -> Path:
         print(f"{code}: not shipped: test LAS {mine:.2f} (gold tokenization, tags predicted) "
               f"is not above UDPipe 1's {theirs:.1f}; the model and its card are in {keep}",
               file=sys.stderr)
-    rec = {"treebank": code, "language": spec["language"], "command": f"make model-{fields['lang']}",
-           "trained_on": f"{code}-ud-dev.conllu, the first 90%", "train_words": fields["train_words"],
+    rec = {"treebank": code, "language": spec["language"],
+           "command": f"make model-{fields['lang']}",
+           "trained_on": f"{code}-ud-dev.conllu, the first 90%",
+           "train_words": fields["train_words"],
            "tested_on": f"{code}-ud-test.conllu", "udpipe1_las": theirs,
            "scores": {k: {m: (None if v is None else round(v, 2)) for m, v in sc.items()}
                       for k, sc in ours.items()},
