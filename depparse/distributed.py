@@ -332,7 +332,7 @@ def iter_parse_files(parser, inputs, client_or_address, shard_dir, *, kind="conl
         The inputs as the user gave them (the sentences' ``source``; default ``inputs``).
     columns : dict, optional
         ``{name: columns}``: the tag columns each CoNLL-U file lacks, decided from its first
-        sentences (:meth:`~depparse.inference.parser.Parser.missing_columns`), as a local run
+        sentences (:meth:`~depparse.inference.columns.ColumnPolicy.of_file`), as a local run
         decides them.
     retag, skip_bad, normalized_spaces : bool
         As ``depparse parse --retag``, ``--skip-bad``, ``--normalized-spaces``.

@@ -24,7 +24,7 @@ Parsing (:func:`parse_shard`, a worker's task)
     over the shard's paragraph batches (:func:`~depparse.inference.textfile.iter_text_batches`,
     as :meth:`~depparse.inference.tokenizer.Tokenizer.iter_sentences` reads a file; the
     file's first sentence, in whichever shard it is, gets ``# newdoc``);
-    tagged by :meth:`~depparse.inference.parser.Parser.iter_tag_columns` with the file's
+    tagged by :meth:`~depparse.inference.columns.ColumnPolicy.assign` with the file's
     columns decided by the client from the file's first sentences (``task.columns``, the
     decision of a local run); parsed by :meth:`~depparse.inference.parser.Parser.iter_parsed`.
     The shard file is written to a temporary name and renamed, then its *meta* file (counts,
@@ -228,9 +228,9 @@ class ShardTask(NamedTuple):
     start, end, line : int
         Its bytes ``[start, end)`` and the line number of ``start``.
     columns : tuple or None
-        The tag columns the file lacks (:meth:`Parser.missing_columns` of its first
-        sentences, decided by the client); None: decided from the shard's first sentences
-        (plain text, whose sentences are all untagged, or ``--retag``).
+        The tag columns the file lacks (decided by the client on its first sentences:
+        :meth:`~depparse.inference.columns.ColumnPolicy.of_file`); None: decided from the
+        shard's first sentences (plain text, whose sentences are all untagged, or ``--retag``).
     out : str
         The shard's files without their extensions (``.conllu``, ``.json``, ``.report``).
     """

@@ -78,9 +78,9 @@ def _sharded(parser, path, kind, shard_bytes, folder, decide=True, normalized=Fa
     cols = None
     if kind == "conllu" and decide:
         from depparse.cli.stream import first_sentences
-        from depparse.inference.parser import TAG_WINDOW
+        from depparse.inference.columns import TAG_WINDOW
 
-        cols = tuple(parser.missing_columns(first_sentences(parser, kind, str(path),
+        cols = tuple(parser.columns.of_file(first_sentences(parser, kind, str(path),
                                                             TAG_WINDOW)))
     settings = dict(kind=kind, retag=False, skip_bad=False, report=False,
                     kw=dict(max_iter=None, single_root=None, time_limit=None, trace=False),
@@ -364,7 +364,7 @@ def test_worker_killed_mid_run_loses_nothing(cluster, syn, parser, tmp_path):
     joiner = Joiner(out.extend, "conllu")
     from depparse.cli.stream import first_sentences
 
-    cols = {str(big): tuple(parser.missing_columns(first_sentences(parser, "conllu",
+    cols = {str(big): tuple(parser.columns.of_file(first_sentences(parser, "conllu",
                                                                    str(big), 100)))}
     n = 0
     for task, meta, lead in iter_parse_files(parser, [str(big)], cluster.address, str(folder),

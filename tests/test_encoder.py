@@ -362,7 +362,8 @@ def test_parse_with_tagging_uses_the_batched_vectors_as_one_at_a_time(tagger_lay
     import synthetic
 
     from depparse.api import load
-    from depparse.inference.parser import TAG_COLUMNS, Parser
+    from depparse.inference.columns import TAG_COLUMNS
+    from depparse.inference.parser import Parser
     from depparse.learn.tagger import fit_tagger
 
     p = load(Path(__file__).parent / "data" / "parse_fixture_context.npz")

@@ -755,7 +755,8 @@ def test_expert_weights_chosen_on_dev_are_the_best_pair(tiny):
     import itertools
 
     from depparse.evaluate import evaluate
-    from depparse.inference.parser import Parser, blank_columns
+    from depparse.inference.columns import blank_columns
+    from depparse.inference.parser import Parser
     from depparse.learn.devscore import blank_tags, choose_expert_weights
 
     _, parser, dev = tiny

@@ -29,8 +29,8 @@ from fixtures_models import REPO_ROOT, conllu_bytes, run_cli
 import depparse
 from depparse.conllu import read_conllu
 from depparse.inference import textfile
+from depparse.inference.columns import TAG_WINDOW
 from depparse.inference.parallel import IN_FLIGHT, MAX_CHUNK
-from depparse.inference.parser import TAG_WINDOW
 from depparse.inference.tokenizer import read_text
 
 SEED = int(os.environ.get("DEPPARSE_CRASH_SEED", "12345"))
@@ -86,7 +86,7 @@ def test_tag_columns_are_chosen_per_sentence(parser, sents):
         assert list(p.upos) == list(s.upos)  # the synthetic language is tagged perfectly
     ref = parser.parse(sents)
     assert [p.heads.tolist() for p, _ in got] == [p.heads.tolist() for p in ref]
-    assert [c for _, c in parser.iter_tag_columns(mixed, retag=True)][0] == (
+    assert [c for _, c in parser.columns.assign(mixed, retag=True)][0] == (
         "UPOS", "XPOS", "LEMMA", "FEATS")
 
 

@@ -347,7 +347,7 @@ class Run:
     def _stdin_columns(self):
         """The tag columns stdin lacks (decided on its first sentences, which a run continued
         on stdin cannot read again), or None if they are no longer known."""
-        from ..inference.parser import TAG_WINDOW
+        from ..inference.columns import TAG_WINDOW
 
         if self.args.retag or self.stdin is None:
             return []
@@ -360,7 +360,7 @@ class Run:
         head = list(itertools.islice(it, TAG_WINDOW + 1))
         if len(head) <= TAG_WINDOW and len(self.stdin.start) >= self.stdin.START:
             return None  # its first sentences go on past the bytes kept
-        return list(self.parser.missing_columns(head[:TAG_WINDOW]))
+        return list(self.parser.columns.of_file(head))
 
     def _complete(self):
         """Whether ``-o FILE`` is there, complete (renamed into place, no ``FILE.partial``)

@@ -6,7 +6,7 @@ made absolute, must mean the same files there) and write their shard files into 
 beside the output (:func:`shard_dir_of`), which must be shared too: ``OUT.partial.shards/``
 for ``-o OUT``, ``FOLDER/.depparse-parse.partial.shards/`` for ``-o FOLDER/`` and
 ``--in-place``, a temporary folder in the current directory for stdout.  This process reads
-only each CoNLL-U file's first :data:`~depparse.inference.parser.TAG_WINDOW` sentences (the
+only each CoNLL-U file's first :data:`~depparse.inference.columns.TAG_WINDOW` sentences (the
 columns the file lacks, decided as a local run decides them); it holds the list of shards and
 the counts, and copies the shard files into the output as they come, in order
 (:class:`~depparse.shards.Joiner`): the same bytes as a local run
@@ -56,7 +56,7 @@ def shard_dir_of(mode, targets):
 
 def _columns(parser, kind, retag, inputs):
     """The tag columns each CoNLL-U file lacks, from its first sentences (a local run's
-    decision, :meth:`~depparse.inference.parser.Parser.iter_tag_columns`)."""
+    decision, :mod:`depparse.inference.columns`)."""
     if kind != "conllu" or retag:
         return None
     out = {}

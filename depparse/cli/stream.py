@@ -346,14 +346,14 @@ def hinted(it, first=True, skip_bad=True):
 
 def file_columns(parser, kind, path) -> dict:
     """``{source: columns}``: the tag columns a file lacks, decided as one local run decides
-    them (:meth:`~depparse.inference.parser.Parser.iter_tag_columns`: its first
-    :data:`~depparse.inference.parser.TAG_WINDOW` sentences), for a run that starts reading
+    them (:meth:`~depparse.inference.columns.ColumnPolicy.of_file`: its first
+    :data:`~depparse.inference.columns.TAG_WINDOW` sentences), for a run that starts reading
     it elsewhere than at its start (``--resume``, a shard); ``{}`` for a file with no
     sentence.  ``source`` is the name its sentences carry (``Sentence.source``)."""
-    from ..inference.parser import TAG_WINDOW
+    from ..inference.columns import TAG_WINDOW
 
     head = first_sentences(parser, kind, path, TAG_WINDOW)
-    return {head[0].source: tuple(parser.missing_columns(head))} if head else {}
+    return {head[0].source: parser.columns.of_file(head)} if head else {}
 
 
 def first_sentences(parser, kind, path, k):

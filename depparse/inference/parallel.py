@@ -151,7 +151,7 @@ def iter_parallel(parser, items, jobs, kw, chunk_size=None, start_method=None):
     parser : depparse.inference.parser.Parser
     items : iterable of (Sentence, tuple)
         The sentences and the tag columns to predict in each
-        (:meth:`~depparse.inference.parser.Parser.iter_tag_columns`), read lazily.
+        (:meth:`~depparse.inference.columns.ColumnPolicy.assign`), read lazily.
     jobs : int
         Worker processes (at least 1; the parent reads, distributes and collects).
     kw : dict

@@ -16,7 +16,6 @@ import io
 import itertools
 import os
 import time
-import warnings
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -33,7 +32,7 @@ from ..decode.mst import chu_liu_edmonds
 from ..decode.tags import best_each, viterbi
 from ..encoding.ahead import run_ahead
 from ..encoding.minilm import one_blas_thread, word_vectors
-from ..errors import InputWarning, UsageError
+from ..errors import UsageError
 from ..features.dense import DenseArcs, model_dense_term
 from ..features.label_dense import LabelDense
 from ..features.network import model_network
@@ -41,14 +40,14 @@ from ..features.parts import all_arcs, build_parts, template_switches
 from ..features.tag_arcs import tag_arc_table
 from ..model import Model
 from .candidates import candidate_arcs
+from .columns import TAG_COLUMNS, ColumnPolicy, trained_columns
 from .joint import JointSettings, tag_candidates
 from .labeling import Labeler
 from .parallel import iter_parallel
 from .tagging import Tagger
 from .tokenizer import Tokenizer
 
-__all__ = ["JointInput", "ParseResult", "Parser", "TAG_COLUMNS", "TAG_WINDOW", "blank_columns",
-           "tree_decoder"]
+__all__ = ["JointInput", "ParseResult", "Parser", "tree_decoder"]
 
 #: Sentences per forward pass of a learned network in :meth:`Parser.parse_many`.
 LEARNED_CHUNK = 32
@@ -56,24 +55,6 @@ LEARNED_CHUNK = 32
 #: The encoder's passes (with a learned network: chunks of :data:`LEARNED_CHUNK` sentences and
 #: the network's outputs) computed ahead of the decoding on a second thread (``threads=2``).
 ENCODER_AHEAD = 2
-
-#: The columns the tagger can predict, and the Sentence attributes that hold them.
-TAG_COLUMNS = {"UPOS": "upos", "XPOS": "xpos", "LEMMA": "lemmas", "FEATS": "feats"}
-
-#: How many sentences at the start of a file decide which tag columns the whole file lacks
-#: (:meth:`Parser.iter_tag_columns`).
-TAG_WINDOW = 100
-
-# (column, Sentence attribute, vocabulary field, the blank value in the Sentence)
-_COLUMNS = (("UPOS", "upos", "upos", "_"), ("XPOS", "xpos", "xpos", "_"),
-            ("LEMMA", "lemmas", "lemma", "_"), ("FEATS", "feats", "feat", ""))
-
-
-def blank_columns(sentence) -> tuple:
-    """The tag columns (of :data:`TAG_COLUMNS`) that are ``_`` on every word of a sentence."""
-    return tuple(name for name, attr, _, blank in _COLUMNS
-                 if (getattr(sentence, attr)[1:] == blank).all())
-
 
 def tree_decoder(projective):
     """The first-order tree decoder: Eisner's algorithm when projective, else CLE."""
@@ -164,6 +145,8 @@ class Parser:
         self.tokenizer = None if tok is None else Tokenizer.from_component(tok)
         tag = model.components.get("tagger")
         self.tagger = None if tag is None else Tagger.from_component(tag)
+        # which tag columns the tagger fills in, per sentence (depparse.inference.columns)
+        self.columns = ColumnPolicy(trained_columns(model.vocab), self.tagger is not None)
         self.dense = model_dense_term(model.components.get("dense"), model.config.dense_layer,
                                       0 if model.vocab is None else model.vocab.vector_layer,
                                       model.config.dense_parts)
@@ -659,8 +642,8 @@ class Parser:
             Worker processes use one thread each.
         retag : bool
             Predict all four tag columns with the model's tagger; by default only where the
-            input lacks them (:meth:`iter_tag_columns`).  A model without a tagger given such
-            input warns (:class:`~depparse.errors.InputWarning`).
+            input lacks them (:mod:`depparse.inference.columns`).  A model without a tagger
+            given such input warns (:class:`~depparse.errors.InputWarning`).
 
         Returns
         -------
@@ -702,19 +685,19 @@ class Parser:
             yielded in order (:func:`~depparse.inference.parallel.iter_parallel`); the output
             is identical to ``jobs=1``.
         file_columns : dict, optional
-            ``{source: columns}``: the tag columns a file lacks (:meth:`iter_tag_columns`),
+            ``{source: columns}``: the tag columns a file lacks (:mod:`depparse.inference.columns`),
             for a stream that starts in the middle of that file (a run continued after a
             stop); otherwise decided from the file's first sentences.
         chunk_size : int, optional
             Sentences per task of a worker process (default: growing from 1 to 32).
 
         The other parameters are those of :meth:`parse_results`; the tag columns are chosen
-        per sentence (:meth:`iter_tag_columns`) and each result says which were predicted
+        per sentence (:mod:`depparse.inference.columns`) and each result says which were predicted
         (``ParseResult.tagged``).
         """
         kw = dict(max_iter=max_iter, single_root=single_root, time_limit=time_limit,
                   trace=trace)
-        items = self.iter_tag_columns(sentences, retag, file_columns)
+        items = self.columns.assign(sentences, retag, file_columns)
         if threads is not None and threads < 1:
             raise UsageError(f"threads {threads}: must be >= 1")
         if jobs > 1:
@@ -737,83 +720,6 @@ class Parser:
             extras = [self.tag_weight * o[1][:, self._net_upos] for o in outs]
         return self.tagger.retag(sentences, None, [TAG_COLUMNS[c] for c in columns], extras)
 
-    def trained_columns(self) -> tuple:
-        """The tag columns the model was trained with (their vocabularies hold values other
-        than ``_``), in the order of :data:`TAG_COLUMNS`."""
-        vocab = self.model.vocab
-        if vocab is None:
-            return ()
-        return tuple(name for name, _, field, _ in _COLUMNS
-                     if any(x not in ("_", "") for x in getattr(vocab, field).to_list()))
-
-    def iter_tag_columns(self, sentences, retag=False, file_columns=None):
-        """Each sentence with the tag columns the model's tagger fills in for it:
-        ``(Sentence, columns)`` pairs, in order, lazily.
-
-        The rule, per sentence (the choice a careful user expects: a file tagged in places
-        is parsed as well in its untagged sentences as in the others, and no tag the input
-        gives is replaced unasked):
-
-        * ``retag``: all four columns;
-        * an *untagged* sentence (LEMMA, UPOS, XPOS and FEATS ``_`` on every word): the
-          columns the model was trained with (:meth:`trained_columns`), wherever the sentence
-          is in its file;
-        * a tagged sentence: the columns its file lacks — those ``_`` on every word of the
-          file's first :data:`TAG_WINDOW` sentences although the model was trained with them
-          (:meth:`missing_columns`; a file without XPOS, say) — where they are ``_`` on every
-          word of the sentence.  A tagged sentence whose words happen to have no features
-          (``Thank you !``) keeps its ``_`` in FEATS.
-
-        A file is a run of sentences with the same ``source``; ``file_columns`` gives the
-        decision for the files it names (a stream that starts in the middle of a file).
-        A model without a tagger predicts nothing; given sentences that lack columns it was
-        trained with, it warns once (:class:`~depparse.errors.InputWarning`).
-        """
-        if retag and self.tagger is not None:
-            for s in sentences:
-                yield s, tuple(TAG_COLUMNS)
-            return
-        trained = self.trained_columns()
-        known = dict(file_columns or {})
-        it = iter(sentences)
-        warned = False
-        window: list = []
-        head = next(it, None)
-        while head is not None:
-            source = head.source
-            window = [head]
-            head = None
-            if source not in known:
-                for s in it:  # the file's first sentences (or all, for a short file)
-                    if s.source != source:
-                        head = s
-                        break
-                    window.append(s)
-                    if len(window) == TAG_WINDOW:
-                        break
-                known[source] = tuple(self.missing_columns(window))
-            lacking = known[source]
-            stream = itertools.chain(window, it) if head is None else iter(window)
-            for s in stream:
-                if s.source != source:
-                    head = s
-                    break
-                blank = blank_columns(s)
-                if len(blank) == 4:
-                    cols = trained
-                else:
-                    cols = tuple(c for c in lacking if c in blank)
-                if cols and self.tagger is None:
-                    if not warned:
-                        warned = True
-                        warnings.warn(
-                            f"{s.source}:{s.line_no}: the input has no {'/'.join(cols)} "
-                            f"(every word has '_'), which this model was trained with and "
-                            f"has no tagger for: its trees will be much worse; give tagged "
-                            f"input, or use a model with a tagger", InputWarning, stacklevel=3)
-                    cols = ()
-                yield s, cols
-
     def _shared_vectors(self, sentence, vectors=None):
         """The encoder vectors of a sentence when the tagger and the contextual classes use
         the same layer (computed once for both; ``vectors`` when given), else None (each
@@ -822,15 +728,6 @@ class Parser:
         if ctx is not None and enc is not None and int(enc["layer"]) == ctx.layer:
             return word_vectors(ctx.layer, sentence.forms[1:]) if vectors is None else vectors
         return None
-
-    def missing_columns(self, sentences):
-        """The tag columns (UPOS, XPOS, LEMMA, FEATS) that are ``_`` on every word of
-        ``sentences`` although the model was trained with them."""
-        sentences = list(sentences)
-        if not sentences:
-            return []
-        blank = set.intersection(*(set(blank_columns(s)) for s in sentences))
-        return [c for c in self.trained_columns() if c in blank]
 
     # -- input and output ------------------------------------------------------------------
     def read_text(self, path_or_file, source=None, normalized_spaces=False,

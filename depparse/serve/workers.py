@@ -15,7 +15,7 @@ same warm-up.  A request is then worked on in two steps:
 1. **read** (one task): its ``data`` is read as the CLI reads a file (CoNLL-U by
    :func:`~depparse.conllu.read_conllu`, plain text by the model's tokenizer), sentences over
    the word limit are refused, and the tag columns to predict are decided for each sentence
-   (:meth:`~depparse.inference.parser.Parser.iter_tag_columns`, the request being the file),
+   (:mod:`depparse.inference.columns`, the request being the file),
    as ``depparse parse`` decides them;
 2. **parse** (one task per chunk of about :data:`CHUNK_WORDS` words): tag and parse
    (:meth:`~depparse.inference.parser.Parser.iter_parsed`), or only tag.
@@ -151,7 +151,7 @@ def _read(job: Job, max_words: int):
 
 
 def _read_job(job: Job, max_words: int):
-    from ..inference.parser import TAG_COLUMNS
+    from ..inference.columns import TAG_COLUMNS
 
     parser = _STATE[job.model]
     if job.input == "text":
@@ -169,7 +169,7 @@ def _read_job(job: Job, max_words: int):
                                 f"server parses at most {max_words:,} words per sentence "
                                 "(depparse serve --max-words)")
     if job.parse:  # per sentence (a model without a tagger warns about untagged input)
-        columns = [cols for _, cols in parser.iter_tag_columns(sents, job.tag)]
+        columns = [cols for _, cols in parser.columns.assign(sents, job.tag)]
     elif job.tag:
         if parser.tagger is None:
             raise DepparseError(f"model {job.model} has no tagger")
