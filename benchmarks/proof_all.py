@@ -65,7 +65,7 @@ def pruner_part(out):
         sents = read_conllu(treebank_file(tb, "dev"))
         vecs = p.model.vocab.iter_context_vectors(iter(sents))
         encs = [p.model.vocab.encode(s, v) for s, v in zip(sents, vecs, strict=True)]
-        p.learned.remember(encs)
+        p.learned.attach(encs)
         row = {}
         for name, t in (("pruner alone", 0.0), ("with the network", p.decoding.prune_network)):
             _set(p, prune_network=t)
@@ -81,7 +81,7 @@ def pruner_part(out):
                          "seconds": time.perf_counter() - t0}
             print(f"{tb} dev {name} (prune_network {t:g}): recall {100.0 * hit / words:.2f}%, "
                   f"{kept / words:.2f} heads per word", flush=True)
-        p.learned.forget()
+        p.learned.detach(encs)
         res[tb] = row
     out["pruner"] = res
 

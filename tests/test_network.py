@@ -570,13 +570,14 @@ def test_network_outputs_kept_equal_those_of_one_sentence(tiny):
     _, parser, dev = tiny
     net, vocab = parser.learned, parser.model.vocab
     encs = [vocab.encode(s) for s in dev[:6]]
-    for enc in encs:  # alone: nothing kept
+    for enc in encs:  # alone: nothing attached
         r, _ = net.represent([net.item(enc)])
         want = _log_softmax(tag_scores(np, net.params, r)[0])
         np.testing.assert_allclose(net.tag_logprobs(enc), want, atol=1e-5)
-    net.remember(encs)
+    net.attach(encs)  # computed with each other: the same to float32 round-off
     try:
         for enc, s in zip(encs, dev[:6], strict=True):
+            assert enc.network is not None
             r, _ = net.represent([net.item(enc)])
             np.testing.assert_allclose(net.tag_logprobs(enc),
                                        _log_softmax(tag_scores(np, net.params, r)[0]),
@@ -586,10 +587,13 @@ def test_network_outputs_kept_equal_those_of_one_sentence(tiny):
             want = _log_softmax(label_scores(np, net.params, r, np.maximum(heads, 0)[None])[0])
             np.testing.assert_allclose(got, want, atol=1e-5)
             np.testing.assert_allclose(np.exp(got).sum(-1), 1.0, atol=1e-6)  # float32
-            assert net.cached(s.forms) is not None
     finally:
-        net.forget()
-    assert net.cached(dev[0].forms) is None
+        net.detach(encs)
+    assert all(e.network is None for e in encs)
+    # the outputs go with the encoded sentence, not with its words: another encoding of
+    # the same sentence has none (a hidden cache keyed on the forms would answer for it)
+    net.attach(encs[:1])
+    assert vocab.encode(dev[0]).network is None
 
 
 def test_labels_are_the_product_of_labeler_and_network(tiny):

@@ -91,6 +91,10 @@ class Encoded:
     # (n, K, 384) float16: the words' vectors at layers 0 .. K - 1 of multilingual-e5-small,
     # for a learned network with a mix of them (set by Network.attach_layers)
     layers: np.ndarray | None = None
+    # a learned network's outputs for this sentence, computed with a batch of others: (arc
+    # log-probabilities (N, N), UPOS log-probabilities (N, U) or None, representations
+    # (N, 2H) or None); set by Network.attach, read by its views (None: computed alone)
+    network: tuple | None = None
 
     @property
     def n(self) -> int:

@@ -484,7 +484,6 @@ class Network:
         self.mean = None if mean is None else np.asarray(mean, dtype=np.float32)
         self.std = None if std is None else np.asarray(std, dtype=np.float32)
         self.scale = float(scale)
-        self._cache: dict = {}
         L, B1, _ = self.params["lab_U"].shape  # numpy_label_scores' layout of lab_U
         self._lab_U2 = np.ascontiguousarray(
             self.params["lab_U"].transpose(1, 0, 2).reshape(B1, L * B1))
@@ -538,9 +537,8 @@ class Network:
 
     def arc_logprobs(self, enc) -> np.ndarray:
         """(N, N) float64 ``log P(h | m)`` of one encoded sentence (column ``m``)."""
-        hit = self._cache.get(self._key(enc))
-        if hit is not None:
-            return hit[0]
+        if enc.network is not None:
+            return enc.network[0]
         r, batch = self.represent([self.item(enc)])
         s = arc_scores(np, self.params, r, batch["lengths"])
         return log_softmax_heads(np, s)[0].astype(np.float64)
@@ -549,13 +547,6 @@ class Network:
         """:meth:`arc_logprobs` of many encoded sentences, ``batch`` of similar length per
         forward pass (each sentence's scores those it gets alone, to float32 round-off)."""
         return [o[0] for o in self.batch_outputs(encs, batch)]
-
-    @staticmethod
-    def _key(enc):
-        # the network's input is a function of the forms alone (word ids, characters, and the
-        # frozen encoder's vectors, those of the sentence alone: bit for bit, or to float32
-        # round-off where the BLAS's rows depend on their number, MiniLM.iter_layer_vectors)
-        return tuple(enc.forms)
 
     def batch_outputs(self, encs, batch=64) -> list:
         """``(log P(h | m), log P(UPOS | word), r)`` of many encoded sentences, ``batch`` of
@@ -580,32 +571,30 @@ class Network:
                 start += N
         return out
 
-    def remember(self, encs, logprobs=None, *, outputs=None) -> None:
-        """Keep the network's outputs for these encoded sentences (:meth:`batch_outputs`,
-        many per forward pass), for :meth:`arc_logprobs`, :meth:`tag_logprobs` and
-        :meth:`label_logprobs` to look up until :meth:`forget`: a chunk of sentences about to
-        be parsed.  ``logprobs``: their arc log-probabilities alone, already computed (a
-        trainer's scores of its data); ``outputs``: their :meth:`batch_outputs`, already
-        computed (on a helper thread: ``Parser.iter_parsed``)."""
+    def attach(self, encs, logprobs=None, *, outputs=None) -> None:
+        """Set ``Encoded.network`` of these encoded sentences: the outputs
+        (:meth:`batch_outputs`, many sentences per forward pass) that :meth:`arc_logprobs`,
+        :meth:`tag_logprobs` and :meth:`label_logprobs` then read.  ``logprobs``: their arc
+        log-probabilities alone, already computed (a trainer's scores of its data: the views
+        of tags and labels are then computed for a sentence alone, where asked);
+        ``outputs``: their :meth:`batch_outputs`, already computed.  The outputs live with
+        the encoded sentence and go with it; :meth:`detach` drops them."""
         if outputs is None:
             outputs = (self.batch_outputs(encs) if logprobs is None
                        else [(lp, None, None) for lp in logprobs])
         for e, o in zip(encs, outputs, strict=True):
-            self._cache[self._key(e)] = o
+            e.network = o
 
-    def forget(self) -> None:
-        self._cache.clear()
-
-    def cached(self, forms):
-        """The kept :meth:`batch_outputs` of the sentence of these forms (root first), or
-        None."""
-        hit = self._cache.get(tuple(forms))
-        return None if hit is None or hit[1] is None else hit
+    @staticmethod
+    def detach(encs) -> None:
+        """Drop the outputs :meth:`attach` set (their views are computed alone again)."""
+        for e in encs:
+            e.network = None
 
     def _outputs(self, enc):
-        """The cached :meth:`batch_outputs` of a sentence, else computed for it alone (and
-        not kept)."""
-        hit = self._cache.get(self._key(enc))
+        """A sentence's :meth:`batch_outputs`: those attached to it, else computed for it
+        alone (and not attached)."""
+        hit = enc.network
         if hit is None or hit[1] is None:
             got = self.batch_outputs([enc])[0]
             return got if hit is None else (hit[0],) + got[1:]

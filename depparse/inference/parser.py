@@ -411,26 +411,29 @@ class Parser:
 
     # -- full parsing (heads + labels) -------------------------------------------------------
     def parse_one(self, sentence, max_iter=None, single_root=None, time_limit=None,
-                  trace=False, tag_columns=(), vectors=None):
+                  trace=False, tag_columns=(), vectors=None, network=None):
         """Parse one sentence: returns ``(parsed_sentence, ParseResult)``.
 
         Only HEAD and DEPREL change, and the columns of ``tag_columns`` (any of ``"UPOS"``,
         ``"XPOS"``, ``"LEMMA"``, ``"FEATS"``), which the model's tagger predicts first;
         DEPREL comes from the model's labeler (``_`` when the model has none).  ``vectors``:
         the words' encoder vectors of the contextual classes' layer, when the caller has
-        them (:meth:`parse_many`); computed here otherwise.
+        them (:meth:`parse_many`); computed here otherwise.  ``network``: the learned
+        network's outputs for the sentence (``Encoded.network``: computed with a batch of
+        others, :meth:`iter_parsed`); computed for it alone otherwise.
         """
         if self.joint is not None and "UPOS" in tag_columns:
             return self._parse_joint(sentence, tuple(tag_columns), vectors, max_iter,
-                                     single_root, time_limit)
+                                     single_root, time_limit, network)
         if tag_columns:
             shared = self._shared_vectors(sentence, vectors)
             vectors = shared if vectors is None else vectors
-            extra = self._tag_extra(sentence, vectors)
+            extra = self._tag_extra(sentence, vectors, network)
             sentence = self.tagger.retag([sentence], None if shared is None else [shared],
                                          [TAG_COLUMNS[c] for c in tag_columns],
                                          None if extra is None else [extra])[0]
         enc = self.model.vocab.encode(sentence, vectors)
+        enc.network = network  # the network reads the forms alone: the tags do not matter
         r = self.decode(enc, max_iter=max_iter, single_root=single_root, trace=trace,
                         time_limit=time_limit, arc_weight=self.arc_weight
                         if "UPOS" in tag_columns else self.arc_weight_given)
@@ -439,17 +442,17 @@ class Parser:
         return sentence.with_parse(r.heads, rels), r
 
     def joint_table(self, sentence, tag_columns=tuple(TAG_COLUMNS), vectors=None,
-                    single_root=None) -> JointInput:
+                    single_root=None, network=None) -> JointInput:
         """What joint decoding of one sentence decodes (:class:`JointInput`): the sentence
         tagged by the tagger's own chain (``tag_columns`` predicted), its part table over the
         kept arcs and its tag table over the candidate UPOS (:meth:`set_joint`'s settings,
-        their defaults when it is off)."""
+        their defaults when it is off).  ``network``: as :meth:`parse_one` takes it."""
         js, vocab, tg = self.joint or JointSettings(), self.model.vocab, self.tagger
         shared = self._shared_vectors(sentence, vectors)
         vectors = shared if vectors is None else vectors
         cols = [TAG_COLUMNS[c] for c in tag_columns]
         forms = sentence.forms
-        lat = tg.upos_lattice(forms, shared, self._tag_extra(sentence, vectors))
+        lat = tg.upos_lattice(forms, shared, self._tag_extra(sentence, vectors, network))
         task = tg.tasks["upos"]
         best = (viterbi(lat.emit, lat.ptr, lat.ids, task.trans) if task.viterbi
                 else best_each(lat.emit, lat.ptr, lat.ids))
@@ -461,6 +464,7 @@ class Parser:
 
         pipe = tagged(best)
         enc = vocab.encode(pipe, vectors)
+        enc.network = network
         keep = self.keep_mask(enc, single_root)
         parts = self.part_table(enc, keep, arc_weight=self.arc_weight)
         cptr, sel = tag_candidates(lat.emit, lat.ptr, lat.ids, task.trans, best, js.k,
@@ -498,19 +502,20 @@ class Parser:
             extra = weight * self.learned.label_logprobs(enc, heads)
         return self.labeler.label_strings(enc, heads, extra)
 
-    def _tag_extra(self, sentence, vectors=None):
+    def _tag_extra(self, sentence, vectors=None, network=None):
         """The learned network's UPOS view of an untagged sentence, for the tagger:
         ``tag_weight * log P(UPOS | word)`` (n + 1, U) in the order of the tagger's classes
         (None when the model has no network or the weight is 0).  Read from the network's
-        kept outputs (:meth:`iter_parsed`), else computed for the sentence alone."""
+        outputs ``network`` (:meth:`parse_one`) where they hold it, else computed for the
+        sentence alone."""
         if not self.tag_weight:
             return None
-        got = self.learned.cached(sentence.forms)
-        lp = (got[1] if got is not None
+        lp = (network[1] if network is not None and network[1] is not None
               else self.learned.tag_logprobs(self.model.vocab.encode(sentence, vectors)))
         return self.tag_weight * lp[:, self._net_upos]
 
-    def _parse_joint(self, sentence, tag_columns, vectors, max_iter, single_root, time_limit):
+    def _parse_joint(self, sentence, tag_columns, vectors, max_iter, single_root, time_limit,
+                     network=None):
         """:meth:`parse_one` with joint tagging and parsing (:meth:`set_joint`): the tree and
         the UPOS decoded together (:func:`~depparse.decode.joint.decode_joint`) over the
         tagger's candidate tags; XPOS, FEATS and LEMMA (where predicted) then follow the UPOS
@@ -518,7 +523,7 @@ class Parser:
         d = self.decoding
         t0 = time.perf_counter()
         single, K, time_limit = self._limits(max_iter, single_root, time_limit)
-        ji = self.joint_table(sentence, tag_columns, vectors, single)
+        ji = self.joint_table(sentence, tag_columns, vectors, single, network)
         kw = dict(alpha=d.alpha, single_root=single, projective=d.projective,
                   time_limit=time_limit)
         if d.proof:
@@ -536,6 +541,7 @@ class Parser:
         if changed:
             out = ji.retag(upos)
             enc = self.model.vocab.encode(out, ji.vectors)
+            enc.network = network
         res = ParseResult(r.heads, r.certificate, root_iter, time.perf_counter() - t0,
                           kept_arcs=int(ji.keep.sum()), timed_out=r.timed_out,
                           optimal=proof is not None, proof=proof, nodes=nodes,
@@ -594,18 +600,15 @@ class Parser:
                 # GIL (nogil) and leave the helper its share of the interpreter
                 chunks = run_ahead(chunks, ahead, name="depparse-encoder")
             try:
-                for chunk, encs, outputs in chunks:
-                    self.learned.remember(encs, outputs=outputs)
-                    try:
-                        for v, (s, cols) in chunk:
-                            yield self.parse_one(s, vectors=v, tag_columns=cols, **kw)
-                    finally:
-                        self.learned.forget()
+                for chunk, outputs in chunks:
+                    for (v, (s, cols)), out in zip(chunk, outputs, strict=True):
+                        yield self.parse_one(s, vectors=v, tag_columns=cols, network=out,
+                                             **kw)
             finally:
                 chunks.close()
 
     def _network_chunks(self, sentences, pending):
-        """``(chunk, encodings, network outputs)`` of :data:`LEARNED_CHUNK` sentences at a
+        """``(chunk, network outputs)`` of :data:`LEARNED_CHUNK` sentences at a
         time (``chunk``: their ``(vectors, (sentence, tag_columns))``), the network's scores
         of a chunk from one forward pass (2.3x the words/s of one sentence at a time,
         benchmarks/experiments/README.md); its input is the words alone, so the tags
@@ -615,7 +618,7 @@ class Parser:
             stream = _paired(vectors, pending)
             while chunk := list(itertools.islice(stream, LEARNED_CHUNK)):
                 encs = [self.model.vocab.encode(s, v) for v, (s, _) in chunk]
-                yield chunk, encs, self.learned.batch_outputs(encs)
+                yield chunk, self.learned.batch_outputs(encs)
         finally:
             vectors.close()
 

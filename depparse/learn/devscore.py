@@ -95,7 +95,7 @@ def _relabelled(parser, parsed, gold, label_weights, vectors=None, tick=None):
     if vectors is None:
         vectors = [None] * len(parsed)
     encs = [vocab.encode(s, v) for s, v in zip(parsed, vectors, strict=True)]
-    net.remember(encs)  # the representations the label views read
+    net.attach(encs)  # the representations the label views read
     try:
         for b in label_weights:
             out = []
@@ -105,7 +105,7 @@ def _relabelled(parser, parsed, gold, label_weights, vectors=None, tick=None):
                     tick()
             yield float(b), evaluate(gold, out)
     finally:
-        net.forget()
+        net.detach(encs)
 
 
 def _parsed(parser, sentences, tick=None):

@@ -175,12 +175,12 @@ def joint_examples(model: Model, sentences, folds: int = JOINT_FOLDS, seed: int 
             fold.append((s, vocab.encode(pipe, ctx[a + j]), cptr,
                          [vocab.upos.get(tg.upos[t]) for t in lat.ids[sel]]))
         if parser.learned is not None:  # the network's scores, many sentences per pass
-            parser.learned.remember([f[1] for f in fold])
+            parser.learned.attach([f[1] for f in fold])
         for s, enc, cptr, cand in fold:
             out.append(_example(parser, s, enc, cptr, cand))
             bar.update(len(out), enc.n)
         if parser.learned is not None:
-            parser.learned.forget()
+            parser.learned.detach([f[1] for f in fold])
     bar.close()
     return out
 

@@ -450,7 +450,7 @@ def _head_accuracy(logprobs, gold) -> float:
 def train_learned(learned, config, training, vocab, train_sents, encoded, dev_sents, dev_encoded,
                   checkpoint=None, resume=False):
     """The learned network of a training run (``config.learned_scale > 0``), with its
-    ``log P(h | m)`` of the training and dev sentences remembered for the sparse training:
+    ``log P(h | m)`` of the training and dev sentences attached to them for the sparse training:
     ``(network, history records)``; ``(None, [])`` for a model without one.
 
     ``learned`` is the network of a resumed run (it is not retrained); otherwise the network
@@ -505,7 +505,7 @@ def train_learned(learned, config, training, vocab, train_sents, encoded, dev_se
                      own)
             hist.append({"learned_folds": training.learned_folds, "held_out_heads": acc,
                          "own_heads": own, "seconds": time.perf_counter() - t0})
-    learned.remember(every, logprobs)
+    learned.attach(every, logprobs)
     return learned, hist
 
 
@@ -534,6 +534,11 @@ class JointTraining:
         jax, jnp, optax_ = _jax()
         net = trainer.learned
         self.trainer, self.dev, self.checkpoint = trainer, dev, checkpoint
+        # the encoded sentences with network outputs attached (Encoded.network): the dev
+        # sentences (_sync), then each batch; the training sentences carry those of the
+        # network before these epochs until the first batch (_drop)
+        self._attached = [e for e, _, _ in dev or ()]
+        self._data_detached = False
         t = None
         if resume and checkpoint:
             path = self._path(trainer.epoch)
@@ -576,9 +581,21 @@ class JointTraining:
         sentences' scores are recomputed with them."""
         net = self.trainer.learned
         net.params = {k: np.asarray(v, dtype=np.float32) for k, v in self.nt.params.items()}
-        net.forget()
+        self._drop(net)
         if self.dev:
-            net.remember([e for e, _, _ in self.dev])
+            self._attached = [e for e, _, _ in self.dev]
+            net.attach(self._attached)
+
+    def _drop(self, net, data=()):
+        """Detach the network outputs of earlier parameters: those :meth:`_sync` or the last
+        batch attached, and, the first time, those of the training sentences in ``data``
+        (the epoch's (enc, heads, keep) triples: attached by ``train_learned`` before these
+        epochs)."""
+        if data and not self._data_detached:
+            net.detach([e for e, _, _ in data])
+            self._data_detached = True
+        net.detach(self._attached)
+        self._attached = []
 
     def run_epoch(self, data, progress=None):
         """One joint epoch over ``data`` ((enc, heads, keep) triples): ``(mistakes, correct)``
@@ -595,8 +612,9 @@ class JointTraining:
             rows = items + [_empty(nt.spec)] * (BATCH - len(items))
             batch = encode_batch(rows, nt.spec, net.char_index, T)
             lp = np.asarray(self._logprobs(nt.params, batch))
-            net.forget()
-            net.remember(encs, [lp[k, :e.n + 1, :e.n + 1].astype(np.float64)
+            self._drop(net, data)
+            self._attached = encs
+            net.attach(encs, [lp[k, :e.n + 1, :e.n + 1].astype(np.float64)
                                 for k, e in enumerate(encs)])
             cot = np.zeros(lp.shape, dtype=np.float32)
             words = 0
