@@ -115,7 +115,7 @@ def cmd_speed(args):
     if args.jobs > 1:
         configs.append((f"default, --jobs {args.jobs}", default, args.jobs))
     for name, dec, jobs in configs:
-        parser.decoding = dec
+        parser.set_decoding(dec)
         row = normalised(parser, test, jobs)
         row["name"] = name
         rows.append(row)
@@ -124,7 +124,7 @@ def cmd_speed(args):
               f"{row['norm']:.4f}; proved {row['proved']}/{row['sentences']} {row['proofs']}; "
               f"certified {row['certified']}; decoding {row['decode_seconds']:.2f} s (branch "
               f"and bound {row['bnb_seconds']:.2f} s, {row['bnb_nodes']} nodes)", flush=True)
-    parser.decoding = default
+    parser.set_decoding(default)
     vocab = parser.model.vocab
     t0 = time.perf_counter()
     for s, v in zip(sents, vocab.iter_context_vectors(sents), strict=True):
@@ -260,7 +260,7 @@ def cmd_long(args):
     default = p.decoding
     for name, dec in (("proof", default), ("--no-proof (K = 5000)",
                                             dataclasses.replace(default, proof=False))):
-        p.decoding = dec
+        p.set_decoding(dec)
         t0 = time.perf_counter()
         r = p.decode(enc)
         dt = time.perf_counter() - t0
@@ -268,7 +268,7 @@ def cmd_long(args):
               f"proof {r.proof}, certificate {r.certificate}, first-run iterations "
               f"{r.iterations}, branch and bound nodes {r.nodes - 1} "
               f"({r.bnb_iterations} iterations, {r.bnb_seconds:.2f} s)", flush=True)
-    p.decoding = default
+    p.set_decoding(default)
 
 
 def main(argv=None):

@@ -166,14 +166,14 @@ def record_dev(limit=None) -> dict:
     out = {}
     default = parser.decoding
     for name, dec in decodings(default).items():
-        parser.decoding = dec
+        parser.set_decoding(dec)
         t0 = time.perf_counter()
         stop = AD3_NO_PROOF_SENTENCES if name == "ad3-no-proof" else len(encs)
         out[name] = [parse_record(parser.decode(e, keep=k, trace=True))
                      for e, k in zip(encs[:stop], keeps[:stop], strict=True)]
         print(f"{name}: {len(out[name])} sentences in {time.perf_counter() - t0:.1f} s",
               file=sys.stderr, flush=True)
-    parser.decoding = default
+    parser.set_decoding(default)
     out.update(record_dev_joint(parser, sents[:JOINT_SENTENCES]))
     return out
 
@@ -409,10 +409,10 @@ def cmd_compile(args):
     default = parser.decoding
     total = 0.0
     for name, dec in decodings(default).items():
-        parser.decoding = dec
+        parser.set_decoding(dec)
         parser.decode(enc, keep=keep)
         total += show(f"first decode, {name}")
-    parser.decoding = default
+    parser.set_decoding(default)
     from depparse.decode import compile_dense, decode_exact
 
     rng = np.random.default_rng(0)

@@ -21,7 +21,6 @@ Deterministic for a seed.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import logging
 import sys
@@ -384,10 +383,10 @@ def main(argv=None):
     te = read_conllu(treebank_file(code, "test"))
     warm_up(p, te)
     res = p.parse_results(te, trace=False)
-    p.decoding = dataclasses.replace(p.decoding, proof=False)  # Koo et al.'s decoding
+    p.set_decoding(proof=False)  # Koo et al.'s decoding
     cert_k = 100.0 * float(np.mean([r.certificate for _, r in
                                     p.parse_results(te, trace=False)]))
-    p.decoding = m.decoding
+    p.set_decoding(m.decoding)
     scores = settings(p, te)
     sc = scores["gold tokenization + gold tags"][0]
     udpipe = spec.get("udpipe", {})

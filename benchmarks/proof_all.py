@@ -28,7 +28,6 @@ reads them.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
 import statistics
@@ -51,7 +50,7 @@ def _load(tb):
 
 
 def _set(parser, **kw):
-    parser.decoding = dataclasses.replace(parser.decoding, **kw)
+    parser.set_decoding(**kw)
 
 
 def pruner_part(out):

@@ -66,8 +66,10 @@ def check_sentences(parser, sents, budgets):
             tol = REL * max(1.0, abs(val))
             assert table_score(ih, *arrays) <= val + 1e-6 * max(1.0, abs(val))
             for b in budgets:
-                parser.decoding = orig if b is None else orig.__class__(
-                    **{**orig.to_dict(), "budget": b, "budget_per_word": 0})
+                if b is None:
+                    parser.set_decoding(orig)
+                else:
+                    parser.set_decoding(orig, budget=b, budget_per_word=0)
                 r = parser.decode(enc, keep=keep)
                 ctx = (s.sent_id, s.n, b, r.proof, r.nodes)
                 assert r.optimal and r.proof in PROOFS, ctx
@@ -75,7 +77,7 @@ def check_sentences(parser, sents, budgets):
                 assert abs(score - val) <= tol, (ctx, score, val)
                 counts[r.proof] += 1
     finally:
-        parser.decoding = orig
+        parser.set_decoding(orig)
     return counts
 
 

@@ -356,7 +356,6 @@ def test_cli_parse_joint(shipped, tmp_path):
 def test_joint_no_proof_and_jobs(shipped, tmp_path):
     """``--no-proof`` decodes jointly with plain dual decomposition (a proof only where it
     certifies); ``--jobs 2`` writes the same output as one process."""
-    import dataclasses
 
     from fixtures_models import run_cli
 
@@ -365,11 +364,11 @@ def test_joint_no_proof_and_jobs(shipped, tmp_path):
     parser, dev = shipped
     orig = parser.decoding
     try:
-        parser.decoding = dataclasses.replace(orig, proof=False, max_iter=30)
+        parser.set_decoding(orig, proof=False, max_iter=30)
         parser.set_joint()
         res = parser.parse_results(dev[:10], retag=True, trace=False)
     finally:
-        parser.decoding = orig
+        parser.set_decoding(orig)
         parser.set_joint(on=False)
     assert all(r.joint and r.proof in ("dual", None) and r.nodes == 1 for _, r in res)
     assert all(r.optimal == r.certificate for _, r in res)

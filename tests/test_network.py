@@ -612,23 +612,46 @@ def test_labels_are_the_product_of_labeler_and_network(tiny):
         for s in dev:
             enc = vocab.encode(s)
             lp = net.label_logprobs(enc, s.heads)
-            parser.label_weight = 0.0
+            parser.set_experts(label=0.0)
             alone = parser.labels(enc, s.heads, True)
             assert list(alone) == list(lab.label_strings(enc, s.heads))
-            parser.label_weight = old
+            parser.set_experts(label=old)
             assert list(parser.labels(enc, s.heads, True)) == list(
                 lab.label_strings(enc, s.heads, old * lp))
-            parser.label_weight = 1e6
+            parser.set_experts(label=1e6)
             swamped = parser.labels(enc, s.heads, True)
             assert list(swamped[1:]) == [vocab.deprel.items[j] for j in lp[1:].argmax(-1)]
             # tags given: the other weight (here 0: the labeler alone)
-            parser.label_weight_given = 0.0
+            parser.set_experts(label_given=0.0)
             assert list(parser.labels(enc, s.heads, False)) == list(alone)
-            parser.label_weight_given = old
+            parser.set_experts(label_given=old)
             differ += sum(a != b for a, b in zip(alone[1:], swamped[1:], strict=True))
     finally:
-        parser.label_weight = parser.label_weight_given = old
+        parser.set_experts(label=old, label_given=old)
     assert differ > 0  # the two experts disagree somewhere, so the test can tell them apart
+
+
+def test_set_experts_sets_checks_and_gives_back_the_weights(tiny):
+    """Parser.set_experts: the one way to weigh the network's views otherwise; it returns
+    the weights before (to go back with), refuses a bad weight and then changes nothing."""
+    from depparse.errors import UsageError
+
+    _, parser, _ = tiny
+    old = parser.set_experts()
+    assert old == dict(tag=parser.tag_weight, label=parser.label_weight,
+                       arc=parser.arc_weight, label_given=parser.label_weight_given,
+                       arc_given=parser.arc_weight_given)
+    try:
+        assert parser.set_experts(label=3.0, arc_given=2.0) == old
+        assert (parser.label_weight, parser.arc_weight_given) == (3.0, 2.0)
+        assert parser.tag_weight == old["tag"] and parser.arc_weight == old["arc"]
+        for bad in (dict(tag=-1.0), dict(arc=float("nan")), dict(label=float("inf"))):
+            with pytest.raises(UsageError, match="must be finite"):
+                parser.set_experts(label_given=5.0, **bad)
+            assert parser.label_weight_given == old["label_given"]
+    finally:
+        parser.set_experts(**old)
+    assert parser.set_experts() == old
 
 
 def test_upos_is_the_product_of_tagger_and_network(tiny):
@@ -650,7 +673,7 @@ def test_upos_is_the_product_of_tagger_and_network(tiny):
             lat = tg.upos_lattice(s.forms, None, old * lp)
             want = viterbi(lat.emit, lat.ptr, lat.ids, tg.tasks["upos"].trans)
             assert list(out.upos[1:]) == [tg.upos[t] for t in want[1:]]
-        parser.tag_weight = 1e6
+        parser.set_experts(tag=1e6)
         differ = 0
         for s in blank:
             lp = net.tag_logprobs(vocab.encode(s))
@@ -659,13 +682,13 @@ def test_upos_is_the_product_of_tagger_and_network(tiny):
             out, _ = parser.parse_one(s, tag_columns=("UPOS",))
             assert list(out.upos[1:]) == [vocab.upos.items[j] for j in
                                           parser._net_upos[got[1:].argmax(-1)]]
-            parser.tag_weight = 0.0
+            parser.set_experts(tag=0.0)
             alone, _ = parser.parse_one(s, tag_columns=("UPOS",))
             assert list(alone.upos) == list(tg.tag_forms(s.forms)[1])
             differ += sum(a != b for a, b in zip(alone.upos[1:], out.upos[1:], strict=True))
-            parser.tag_weight = 1e6
+            parser.set_experts(tag=1e6)
     finally:
-        parser.tag_weight = old
+        parser.set_experts(tag=old)
     assert differ > 0
 
 

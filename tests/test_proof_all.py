@@ -11,7 +11,6 @@ proof misses the optimum of some sentence, so the comparison can fail.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 import numpy as np
@@ -78,13 +77,13 @@ def _check_against_brute_force(parser, sents):
         enc = parser.model.vocab.encode(s)
         best = brute_force(parser, enc, w)
         tol = 1e-9 * max(1.0, abs(best))
-        parser.decoding = dataclasses.replace(parser.decoding, proof_over="pruned")
+        parser.set_decoding(proof_over="pruned")
         pruned = parser.decode(enc)
         assert pruned.optimal
         assert tree_score(parser, enc, pruned.heads, w) <= best + tol
         if pruned.optimal_over == "all":  # the pruner happened to keep every arc
             assert tree_score(parser, enc, pruned.heads, w) == pytest.approx(best, abs=tol)
-        parser.decoding = dataclasses.replace(parser.decoding, proof_over="all")
+        parser.set_decoding(proof_over="all")
         r = parser.decode(enc)
         assert r.optimal and r.optimal_over == "all"
         assert r.kept_arcs == enc.n * enc.n
@@ -140,7 +139,7 @@ def test_long_sentences_keep_the_pruned_proof(syn, sents):
     parser.set_proof("all", s.n)
     r = parser.decode(enc)
     assert r.optimal and r.optimal_over == "all"
-    parser.decoding = dataclasses.replace(parser.decoding, proof_over="pruned", proof=False,
+    parser.set_decoding(proof_over="pruned", proof=False,
                                           max_iter=1)
     assert not all(parser.decode(parser.model.vocab.encode(x)).optimal_over for x in sents)
     from depparse.errors import ConfigError
@@ -183,7 +182,7 @@ def test_network_rule_adds_to_the_pruner(shipped_dev):
         parser.set_pruning(threshold=1e-3)
         assert parser.pruner_recall() == (None, False)
     finally:
-        parser.decoding = old
+        parser.set_decoding(old)
 
 
 def test_cli_proof_all_report(syn, tmp_path):

@@ -166,8 +166,8 @@ class Parser:
                                                                  c.learned_arc_weight_given)
             self.label_weight, self.label_weight_given = _with_given(
                 c.learned_label_weight, c.learned_label_weight_given)
-            if self.tagger is not None and model.config.learned_tag_weight:
-                self.tag_weight = float(model.config.learned_tag_weight)
+            if self.tagger is not None:
+                self.tag_weight = float(model.config.learned_tag_weight or 0.0)
                 # the tagger's UPOS classes as ids of the vocabulary the network predicts
                 self._net_upos = np.array([model.vocab.upos.get(c) for c in self.tagger.upos],
                                           dtype=np.int64)
@@ -209,11 +209,13 @@ class Parser:
             raise UsageError("this is an mst model: it scores all arcs and does not prune")
         self.set_decoding(**changes)
 
-    def set_decoding(self, **fields):
+    def set_decoding(self, config=None, /, **fields):
         """Decode with other settings than the model's: any fields of
-        :class:`~depparse.config.DecodeConfig` (``proof``, ``budget``, ``solver``, ...).  The
-        one way the settings change after loading (:meth:`set_pruning` and :meth:`set_proof`
-        call it); nothing changes when a value is refused.
+        :class:`~depparse.config.DecodeConfig` (``proof``, ``budget``, ``solver``, ...), on
+        top of ``config`` (a whole DecodeConfig, e.g. one saved from :attr:`decoding` to go
+        back to) where given.  The one way the settings change after loading
+        (:meth:`set_pruning` and :meth:`set_proof` call it); nothing changes when a value is
+        refused.
 
         Raises
         ------
@@ -221,9 +223,42 @@ class Parser:
             For a value the field does not take, or a solver that cannot decode this model
             (:func:`~depparse.config.check_solver`).
         """
-        new = dataclasses.replace(self.decoding, **fields)  # validates the values
+        new = dataclasses.replace(self.decoding if config is None else config,
+                                  **fields)  # validates the values
         check_solver(self.config, new)
         self.decoding = new
+
+    def set_experts(self, tag=None, label=None, arc=None, label_given=None, arc_given=None):
+        """Weigh the learned network's views otherwise than the model does (products of
+        experts; the model's weights are those its training chose): ``tag`` times its
+        ``log P(UPOS | word)`` in the tagger; ``label`` times its ``log P(DEPREL | h, m)`` in
+        the labeler and ``arc`` times its arc scores in the part table, for sentences whose
+        UPOS the tagger predicts; ``label_given`` and ``arc_given`` for those whose tags are
+        given.  Returns the weights before, as keywords for this method (to go back).
+
+        Raises
+        ------
+        UsageError
+            For a model without a learned network, a tag weight without a tagger, or a
+            weight that is negative or not finite.
+        """
+        old = dict(tag=self.tag_weight, label=self.label_weight, arc=self.arc_weight,
+                   label_given=self.label_weight_given, arc_given=self.arc_weight_given)
+        new = {k: v for k, v in (("tag", tag), ("label", label), ("arc", arc),
+                                 ("label_given", label_given), ("arc_given", arc_given))
+               if v is not None}
+        if new and self.learned is None:
+            raise UsageError("this model has no learned network: it has no views to weigh")
+        for k, v in new.items():
+            if not (np.isfinite(v) and v >= 0):
+                raise UsageError(f"the network's {k} weight {v}: must be finite and >= 0")
+        if new.get("tag") and self.tagger is None:
+            raise UsageError("a tag weight needs a model with a tagger; this one has none")
+        got = {**old, **{k: float(v) for k, v in new.items()}}
+        self.tag_weight, self.label_weight, self.arc_weight = (got["tag"], got["label"],
+                                                               got["arc"])
+        self.label_weight_given, self.arc_weight_given = got["label_given"], got["arc_given"]
+        return old
 
     def set_proof(self, over="pruned", max_words=None):
         """Prove every tree optimal over ``over``: ``"pruned"``, the arcs the pruner keeps

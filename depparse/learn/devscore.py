@@ -134,17 +134,16 @@ def expert_weight_grid(parser, gold, tag_weights=TAG_WEIGHTS, label_weights=LABE
         The official scores (:func:`depparse.evaluate.evaluate`) of each triple, in grid order.
     """
     blank = blank_tags(gold)
-    saved = parser.tag_weight, parser.label_weight, parser.arc_weight
+    saved = parser.set_experts()
     try:
         for a in tag_weights:
             for c in arc_weights:
-                parser.tag_weight, parser.label_weight = float(a), 0.0
-                parser.arc_weight = float(c)
+                parser.set_experts(tag=float(a), label=0.0, arc=float(c))
                 parsed = _parsed(parser, blank, tick)
                 for b, sc in _relabelled(parser, parsed, gold, label_weights, vectors, tick):
                     yield float(a), float(c), b, sc
     finally:
-        parser.tag_weight, parser.label_weight, parser.arc_weight = saved
+        parser.set_experts(**saved)
 
 
 def given_tags_grid(parser, gold, label_weights=LABEL_WEIGHTS, vectors=None,
@@ -152,15 +151,15 @@ def given_tags_grid(parser, gold, label_weights=LABEL_WEIGHTS, vectors=None,
     """:func:`expert_weight_grid` for sentences whose tags are given: ``gold`` parsed as it is
     for each arc weight, labelled again for each label weight; yields ``(arc_weight,
     label_weight, Scores)``."""
-    saved = parser.label_weight_given, parser.arc_weight_given
+    saved = parser.set_experts()
     try:
         for c in arc_weights:
-            parser.label_weight_given, parser.arc_weight_given = 0.0, float(c)
+            parser.set_experts(label_given=0.0, arc_given=float(c))
             parsed = _parsed(parser, gold, tick)
             for b, sc in _relabelled(parser, parsed, gold, label_weights, vectors, tick):
                 yield float(c), b, sc
     finally:
-        parser.label_weight_given, parser.arc_weight_given = saved
+        parser.set_experts(**saved)
 
 
 def _best(rows, key, own):
