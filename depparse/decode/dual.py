@@ -626,6 +626,38 @@ def _step_size(settings, steps, k, L, f, inc, nd):
     return False, steps.lam[0] * (L - inc) / nd
 
 
+@nb.njit(cache=True, inline="always")
+def _settle(settings, state, yh, k, L, f, nd):
+    """The end of an iteration, after the agreement check (every loop over these slaves:
+    :func:`_dd_run`, :func:`~depparse.decode.joint._joint_run`): ``(True, 0)`` where the run
+    stops -- a certificate (no disagreement, ``nd = 0``: Theorem 1; the best tree is ``yh``
+    of value ``f``), a zero duality gap against the best tree known or the ``incumbent``
+    (then the node is pruned), or a step rule that has stalled -- else ``(False, step)``,
+    the step of the multipliers' update."""
+    progress = state.progress
+    incumbent = settings.incumbent
+    if nd == 0:  # y = z (= z' = c): a certificate (Theorem 1)
+        state.trace.best_heads[:] = yh
+        progress.best[0] = f
+        progress.certified[0] = 1
+        progress.done[0] = 1
+        return True, 0.0
+    inc = progress.best[0]  # the best score known: this run's or the incumbent
+    if incumbent > inc:
+        inc = incumbent
+    if _gap_closed(L, inc, state.scale, settings.tol):
+        progress.certified[0] = 1  # zero duality gap: the best known tree is optimal
+        if incumbent > progress.best[0]:
+            progress.pruned[0] = 1
+        progress.done[0] = 1
+        return True, 0.0
+    stalled, step = _step_size(settings, state.steps, k, L, f, inc, nd)
+    if stalled:
+        progress.done[0] = 1
+        return True, 0.0
+    return False, step
+
+
 # nogil: the parse's helper thread runs meanwhile (Parser.iter_parsed)
 @nb.njit(cache=True, nogil=True)
 def _dd_run(parts, settings, state, k_end):
@@ -654,7 +686,6 @@ def _dd_run(parts, settings, state, k_end):
     w = tree.w
     grandparents = parts.grandparents
     bigrams = parts.bigrams
-    incumbent = settings.incumbent
     k = progress.k[0]
     while k < settings.max_iter and k < k_end:
         progress.k[0] = k + 1
@@ -684,24 +715,8 @@ def _dd_run(parts, settings, state, k_end):
             nd += _zg_agree(parts, yh, z)
         if bigrams:
             nd += _c_agree(yh, chain)
-        if nd == 0:  # y = z (= z' = c): a certificate (Theorem 1)
-            trace.best_heads[:] = yh
-            progress.best[0] = f
-            progress.certified[0] = 1
-            progress.done[0] = 1
-            return OK
-        inc = progress.best[0]  # the best score known: this run's or the incumbent
-        if incumbent > inc:
-            inc = incumbent
-        if _gap_closed(L, inc, state.scale, settings.tol):
-            progress.certified[0] = 1  # zero duality gap: the best known tree is optimal
-            if incumbent > progress.best[0]:
-                progress.pruned[0] = 1
-            progress.done[0] = 1
-            return OK
-        stalled, step = _step_size(settings, steps, k, L, f, inc, nd)
-        if stalled:
-            progress.done[0] = 1
+        stop, step = _settle(settings, state, yh, k, L, f, nd)
+        if stop:
             return OK
         # the update of every slave's multipliers (and of the tree's weights)
         _z_update(parts, yh, z, w, step)

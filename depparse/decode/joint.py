@@ -125,11 +125,10 @@ from .dual import (
     STEP_RULES,
     DualSettings,
     _dd_init,
-    _gap_closed,
     _grandparent_slots,
     _keep_best,
     _primal_score,
-    _step_size,
+    _settle,
     _y_count,
     _y_decode,
     _z_agree,
@@ -547,7 +546,6 @@ def _joint_run(parts, settings, state, k_end):
     trace = state.trace
     yh = tree.heads
     w = tree.w
-    incumbent = settings.incumbent
     k = progress.k[0]
     while k < settings.max_iter and k < k_end:
         progress.k[0] = k + 1
@@ -585,25 +583,10 @@ def _joint_run(parts, settings, state, k_end):
         if parts.grandparents:
             nd += _zg_agree(parts, yh, z)
         nd += _tag_agree(parts, tt, z, ts)
-        if nd == 0:  # every copy agrees: a certificate
-            trace.best_heads[:] = yh
+        if nd == 0:  # every copy agrees: a certificate, with the chain's tags
             ts.best_tags[:] = ts.tau
-            progress.best[0] = f
-            progress.certified[0] = 1
-            progress.done[0] = 1
-            return OK
-        inc = progress.best[0]
-        if incumbent > inc:
-            inc = incumbent
-        if _gap_closed(L, inc, state.scale, settings.tol):
-            progress.certified[0] = 1
-            if incumbent > progress.best[0]:
-                progress.pruned[0] = 1
-            progress.done[0] = 1
-            return OK
-        stalled, step = _step_size(settings, steps, k, L, f, inc, nd)
-        if stalled:
-            progress.done[0] = 1
+        stop, step = _settle(settings, state, yh, k, L, f, nd)
+        if stop:
             return OK
         _z_update(parts, yh, z, w, step)
         if parts.grandparents:
