@@ -23,12 +23,12 @@ import dataclasses
 import math
 from dataclasses import dataclass, field, fields
 
-from .errors import ConfigError
+from .errors import PATCHES, ConfigError
 from .features.labels import LABELER_KIND
 from .features.parts import FEATURE_SET, template_names
 
-__all__ = ["DecodeConfig", "ModelConfig", "TrainConfig", "MODEL_TYPES", "check", "check_solver",
-           "network_epochs", "split_settings"]
+__all__ = ["DecodeConfig", "ModelConfig", "TrainConfig", "MODEL_TYPES", "PATCHES", "RETIRED",
+           "check", "check_solver", "network_epochs", "split_settings", "without_retired"]
 
 MODEL_TYPES = ("mst", "sib", "gs", "gsh")
 
@@ -95,8 +95,34 @@ def check(obj) -> None:
                 raise ConfigError(f.name, _rule(f))
 
 
+#: The retired settings: name -> (the value that left the feature off, the feature, its patch
+#: in :data:`~depparse.errors.PATCHES`).
+RETIRED = {
+    "joint_epochs": (0, "fine-tuning for joint tagging", "joint-fine-tuning.patch"),
+    "joint_folds": (5, "fine-tuning for joint tagging", "joint-fine-tuning.patch"),
+}
+
+
+def without_retired(settings: dict) -> dict:
+    """``settings`` without the retired settings (:data:`RETIRED`) that hold the value that
+    left their feature off, as the model files, checkpoints and recipes written before they
+    were retired hold them; :class:`~depparse.errors.ConfigError`, naming the patch that
+    brings the feature back, for one that asks for its feature."""
+    out = {}
+    for k, v in settings.items():
+        if k in RETIRED:
+            off, feature, patch = RETIRED[k]
+            if v != off:
+                raise ConfigError(k, f"= {v!r} asks for {feature}, which is retired from "
+                                     f"depparse: {PATCHES}/{patch} brings it back")
+            continue
+        out[k] = v
+    return out
+
+
 class _Config:
-    """Validation on construction, and dict round trips that ignore unknown keys."""
+    """Validation on construction, and dict round trips that ignore unknown keys (and the
+    retired settings at their old defaults: :func:`without_retired`)."""
 
     def __post_init__(self):
         check(self)
@@ -107,7 +133,7 @@ class _Config:
     @classmethod
     def from_dict(cls, d: dict):
         known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in known})
+        return cls(**{k: v for k, v in without_retired(d).items() if k in known})
 
 
 @dataclass
@@ -396,13 +422,6 @@ class TrainConfig(_Config):
                                 "predicted by jackknifed taggers (each tenth of the training "
                                 "data tagged by a tagger trained on the rest)",
                                 choices=("gold", "jackknife"))
-    joint_epochs: int = setting(0, "after training, fine-tune the parser's weights for E "
-                                "epochs for joint tagging and parsing (parse --joint): over Z, "
-                                "choosing among the candidate UPOS of jackknifed taggers "
-                                "(depparse.learn.joint; 0: no fine-tuning)", lo=0, metavar="E")
-    joint_folds: int = setting(5, "with --joint-epochs: jackknife folds of the taggers that give "
-                               "the training sentences their candidate UPOS (one tagger each)",
-                               lo=2, metavar="N")
     tokenizer: bool = setting(True, "train a plain-text tokenizer and sentence splitter from the "
                               "treebank's # text lines and SpaceAfter=No marks",
                               flag="--no-tokenizer",
@@ -429,11 +448,12 @@ class TrainConfig(_Config):
 def split_settings(kwargs: dict) -> tuple[dict, dict, dict]:
     """Split keywords into those of ModelConfig, DecodeConfig and TrainConfig.
 
-    Raises TypeError for a keyword that none of them has.
+    Raises TypeError for a keyword that none of them has; a retired setting at its old
+    default is left out, at another value refused (:func:`without_retired`).
     """
     out = ({}, {}, {})
     names = [{f.name for f in fields(c)} for c in (ModelConfig, DecodeConfig, TrainConfig)]
-    for k, v in kwargs.items():
+    for k, v in without_retired(kwargs).items():
         for i, known in enumerate(names):
             if k in known:
                 out[i][k] = v

@@ -14,7 +14,14 @@ from fixtures_models import run_cli
 import depparse
 from depparse import errors
 from depparse.cli import build_parser
-from depparse.config import DecodeConfig, ModelConfig, TrainConfig, split_settings
+from depparse.config import (
+    PATCHES,
+    RETIRED,
+    DecodeConfig,
+    ModelConfig,
+    TrainConfig,
+    split_settings,
+)
 from depparse.errors import ConfigError, DepparseError
 from depparse.features import templates as T
 
@@ -97,6 +104,30 @@ def test_bad_flags_name_the_flag(syn, tmp_path, flags, message):
     rc, _, err = run_cli(["train", "--train", syn.train, "--out", tmp_path / "m.npz", *flags])
     assert rc == 2 and message in err, err
     assert not (tmp_path / "m.npz").exists()
+
+
+def _asking(off):
+    """A value of a retired setting other than the one that left its feature off."""
+    if isinstance(off, bool):
+        return not off
+    return off + 1 if isinstance(off, (int, float)) else off + "x"
+
+
+@pytest.mark.parametrize("name", sorted(RETIRED))
+def test_a_retired_setting_reads_as_absent_at_its_old_default_and_is_refused_otherwise(name):
+    """Model files, checkpoints and recipes written before a feature was retired hold its
+    setting at the value that left it off: they read as without it.  Another value asks for
+    the feature: refused, naming the patch that brings it back."""
+    off, _, patch = RETIRED[name]
+    assert name not in {f.name for c in CONFIGS for f in fields(c)}
+    assert TrainConfig.from_dict({name: off, "epochs": 3}) == TrainConfig(epochs=3)
+    assert split_settings({name: off, "bits": 12}) == ({"bits": 12}, {}, {})
+    for call in (lambda: TrainConfig.from_dict({name: _asking(off)}),
+                 lambda: split_settings({name: _asking(off)}),
+                 lambda: depparse.train([], None, **{name: _asking(off)})):
+        with pytest.raises(ConfigError, match=f"{PATCHES}/{patch}") as err:
+            call()
+        assert err.value.field == name and "retired" in str(err.value)
 
 
 def test_every_user_error_is_a_depparse_error():

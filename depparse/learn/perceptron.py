@@ -50,7 +50,6 @@ from .chain import chain_mistakes, chain_terms, decode_relaxed
 from .data import check_training_sentences
 from .dense import DenseLearner
 from .devscore import choose_expert_weights, evaluate_heads, final_dev
-from .joint import train_joint
 from .labeler import learn_label_constraints, train_labeler, train_labeler_dense
 from .network import JointTraining, require_jax, train_learned
 from .progress import EpochProgress
@@ -457,19 +456,6 @@ def setup_training(train_sents, dev_sents, config=None, decoding=None, training=
         if not dev_sents:
             raise ConfigError("expert_weights", "chooses the weights on the dev data: give "
                                                 "dev sentences")
-    if training.joint_epochs:  # refused now, not after an hour of training
-        if config.head_bigrams:
-            raise ConfigError("joint_epochs", "joint tagging does not combine with head "
-                                              "bigrams (a gsh model)")
-        if config.order == 0:
-            raise ConfigError("joint_epochs", "joint training decodes with head automata: "
-                                              "not for an mst model")
-        if not training.tagger:
-            raise ConfigError("joint_epochs", "joint training learns to choose among the "
-                                              "tagger's candidate tags: not with --no-tagger")
-        if config.dense_layer and config.dense_parts != "arc":
-            raise ConfigError("joint_epochs", "joint training keeps the dense term fixed on "
-                                              "arcs only: not with --dense-parts all")
     check_solver(config, decoding)
     check_training_sentences(train_sents, "training", decoding.single_root)
     if dev_sents:
@@ -569,8 +555,7 @@ def record_epoch(setup: Setup, mistakes, correct, seconds, checkpoint, label="",
 
 
 def finish_model(setup: Setup, train_sents, t_start, progress=False, **extra) -> Model:
-    """Train the labeler (and the plain-text tokenizer), fine-tune for joint tagging and
-    parsing (``joint_epochs``, :func:`~.joint.train_joint`) and return the model with averaged
+    """Train the labeler (and the plain-text tokenizer) and return the model with averaged
     weights and training info."""
     labeler = constraints = label_dense = None
     t_lab = 0.0
@@ -616,11 +601,6 @@ def finish_model(setup: Setup, train_sents, t_start, progress=False, **extra) ->
             log.info("plain-text tokenizer trained in %.1f s", info["tokenizer_seconds"])
         except TrainingDataError as e:
             log.warning("no plain-text tokenizer (the model will read CoNLL-U only): %s", e)
-    if tr.joint_epochs:  # fine-tuning for joint tagging and parsing (depparse.learn.joint)
-        model = train_joint(model, train_sents, tr.joint_epochs, folds=tr.joint_folds,
-                            seed=tr.seed, loss_aug=tr.loss_aug, pa_c=tr.pa_c,
-                            progress=progress)
-        info = model.info
     if tr.expert_weights == "dev":
         got = choose_expert_weights(model, setup.dev_gold,
                                     arc_weights=tr.arc_weight_grid(), progress=progress)

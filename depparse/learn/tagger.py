@@ -43,8 +43,8 @@ from ..inference.tagging import (
 )
 from ..model import Component
 
-__all__ = ["TAGGER_DEFAULTS", "column_accuracy", "fit_tagger", "jackknife", "jackknife_taggers",
-           "tag_training_data", "train_step", "train_tagger"]
+__all__ = ["TAGGER_DEFAULTS", "column_accuracy", "fit_tagger", "jackknife", "tag_training_data",
+           "train_step", "train_tagger"]
 
 log = logging.getLogger(__name__)
 
@@ -408,36 +408,23 @@ def jackknife(sentences, folds: int = 10, vectors=None, columns=("lemmas", "upos
     list of Sentence
         In the input order, copies carrying predicted columns (:meth:`Sentence.with_tags`).
     """
-    out: list = []
-    for a, b, tagger, vec in jackknife_taggers(sentences, folds, vectors, **settings):
-        out.extend(tagger.retag(sentences[a:b], vec, columns))
-    return out
-
-
-def jackknife_taggers(sentences, folds: int = 10, vectors=None, only=None, **settings):
-    """The taggers of :func:`jackknife`, one fold at a time: yields ``(a, b, tagger,
-    vectors)``, the tagger trained on every sentence but ``sentences[a:b]`` (contiguous
-    folds, in order) and the encoder vectors of ``sentences[a:b]`` (None without an
-    encoder); ``only``: the indices of the folds wanted (default: all).  Joint training
-    (:mod:`depparse.learn.joint`) reads each tagger's candidate tags of the sentences it did
-    not see."""
     if folds < 2 or folds > len(sentences):
         raise ValueError(f"folds must be between 2 and the number of sentences, got {folds}")
     layer = settings.get("encoder_layer")
     if layer is not None and vectors is None:
         vectors = [word_vectors(layer, list(s.forms[1:])) for s in sentences]
     bounds = np.linspace(0, len(sentences), folds + 1).astype(int)
+    out: list = []
     for k in range(folds):
-        if only is not None and k not in only:
-            continue
         a, b = int(bounds[k]), int(bounds[k + 1])
         train = sentences[:a] + sentences[b:]
         tv = None if vectors is None else list(vectors[:a]) + list(vectors[b:])
         t0 = time.perf_counter()
         tagger = fit_tagger(train, vectors=tv, **settings)
-        log.info("jackknife fold %d/%d: tagger trained in %.1f s", k + 1, folds,
-                 time.perf_counter() - t0)
-        yield a, b, tagger, None if vectors is None else list(vectors[a:b])
+        out.extend(tagger.retag(sentences[a:b], None if vectors is None else vectors[a:b],
+                                columns))
+        log.info("jackknife fold %d/%d: %.1f s", k + 1, folds, time.perf_counter() - t0)
+    return out
 
 
 def tag_training_data(train_sents, dev_sents, vectors, config, training):
