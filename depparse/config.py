@@ -100,6 +100,8 @@ def check(obj) -> None:
 RETIRED = {
     "joint_epochs": (0, "fine-tuning for joint tagging", "joint-fine-tuning.patch"),
     "joint_folds": (5, "fine-tuning for joint tagging", "joint-fine-tuning.patch"),
+    "learned_joint": (False, "the network trained over Z", "learned-joint.patch"),
+    "learned_joint_lr": (2e-3, "the network trained over Z", "learned-joint.patch"),
 }
 
 
@@ -370,10 +372,6 @@ class TrainConfig(_Config):
                                    choices=("mean", "first"))
     learned_mix_dim: int = setting(128, "with --learned-encoder: the mix's projection into "
                                    "the network's input", lo=1, metavar="D")
-    learned_joint: bool = setting(False, "with --learned-scale: keep training the network in "
-                                  "the parser's epochs, by the gradient of the cost-augmented "
-                                  "structured hinge over Z (the sparse weights keep their PA "
-                                  "steps in the same pass)")
     learned_lr: float = setting(2e-3, "with --learned-scale: Adam's learning rate", lo=0.0,
                                 open_lo=True, cli=())
     learned_schedule: str = setting("cosine", "with --learned-scale: the learning rate of "
@@ -385,9 +383,6 @@ class TrainConfig(_Config):
                                  "the other folds (a jackknife, K times the network's "
                                  "training; 0 or 1: by the network trained on them)", lo=0,
                                  metavar="K")
-    learned_joint_lr: float = setting(2e-3, "with --learned-joint: Adam's learning rate of the "
-                                      "network's hinge steps in the parser's epochs", lo=0.0,
-                                      open_lo=True, cli=())
     expert_weights: str = setting("fixed", "with --learned-scale, a tagger, a labeler and dev "
                                   "data: 'dev' chooses the weights of the network's UPOS and "
                                   "DEPREL views in the tagger and the labeler "

@@ -51,7 +51,7 @@ from .data import check_training_sentences
 from .dense import DenseLearner
 from .devscore import choose_expert_weights, evaluate_heads, final_dev
 from .labeler import learn_label_constraints, train_labeler, train_labeler_dense
-from .network import JointTraining, require_jax, train_learned
+from .network import require_jax, train_learned
 from .progress import EpochProgress
 from .pruner import fresh_pruner_dense, jackknife_keep_masks, keep_masks, train_pruner
 from .sparsity import TemplateGroups
@@ -205,7 +205,6 @@ class Trainer:
                 if dense is not None:
                     dense.update(dg, scale, self.c)
         self.c += 1.0
-        self.last = (gmods, pmods, diff)  # the structures of this step (joint training)
         return bool(diff.any() or cdiff.any()), int((pmods & gmods).sum())
 
     def run_epoch(self, data, progress=None):
@@ -332,8 +331,7 @@ def train(train_sents, dev_sents=None, config: ModelConfig | None = None,
     while trainer.epoch < epochs:
         t0 = time.perf_counter()
         bar = EpochProgress(f"epoch {trainer.epoch + 1}/{epochs}", len(data), progress)
-        run = trainer.run_epoch if setup.joint is None else setup.joint.run_epoch
-        mistakes, correct = run(data, progress=bar.update)
+        mistakes, correct = trainer.run_epoch(data, progress=bar.update)
         bar.close()
         record_epoch(setup, mistakes, correct, time.perf_counter() - t0, checkpoint)
     return finish_model(setup, train_sents, t_start, progress=progress)
@@ -392,7 +390,6 @@ class Setup:
     t_prune: float
     nwords: int
     tagger: Component | None = None  # the tagger and lemmatizer trained on all the data
-    joint: JointTraining | None = None  # the network's hinge steps (train --learned-joint)
     dev_gold: list | None = None  # the dev sentences as given (dev_sents: re-tagged, jackknife)
 
 
@@ -438,9 +435,6 @@ def setup_training(train_sents, dev_sents, config=None, decoding=None, training=
         if getattr(training, name) and not config.dense_layer:
             raise ConfigError(name, "reads the vectors of the dense arc term: it needs "
                                     "dense_layer > 0")
-    if training.learned_joint and not config.learned_scale:
-        raise ConfigError("learned_joint", "trains the learned network: it needs "
-                                           "learned_scale > 0")
     if config.learned_scale:  # refused now, not after the tagger has trained
         require_jax()
     if training.expert_weights == "dev":  # refused now, not after an hour of training
@@ -522,10 +516,8 @@ def setup_training(train_sents, dev_sents, config=None, decoding=None, training=
                                                        if parser.learned is not None else 0.0)})
         log.info("pruner on dev: gold-arc recall %.2f%%, %.2f heads per word",
                  100.0 * hit / words, kept / words)
-    joint = (JointTraining(trainer, dev, checkpoint, resume)
-             if training.learned_joint and trainer.learned is not None else None)
     return Setup(trainer, parser, data, dev, dev_sents or None, encoded, heads, t_prune,
-                 sum(e.n for e in encoded), tagger, joint, dev_gold or None)
+                 sum(e.n for e in encoded), tagger, dev_gold or None)
 
 
 def record_epoch(setup: Setup, mistakes, correct, seconds, checkpoint, label="", **extra):
