@@ -102,6 +102,7 @@ RETIRED = {
     "joint_folds": (5, "fine-tuning for joint tagging", "joint-fine-tuning.patch"),
     "learned_joint": (False, "the network trained over Z", "learned-joint.patch"),
     "learned_joint_lr": (2e-3, "the network trained over Z", "learned-joint.patch"),
+    "tag_training": ("gold", "the parser trained on jackknifed tags", "jackknife-tags.patch"),
 }
 
 
@@ -413,10 +414,6 @@ class TrainConfig(_Config):
                            "from the treebank, for input without tags", flag="--no-tagger",
                            flag_help="do not train the tagger and lemmatizer (default: train "
                                      "them)")
-    tag_training: str = setting("gold", "the tags the parser and labeler learn from: gold, or "
-                                "predicted by jackknifed taggers (each tenth of the training "
-                                "data tagged by a tagger trained on the rest)",
-                                choices=("gold", "jackknife"))
     tokenizer: bool = setting(True, "train a plain-text tokenizer and sentence splitter from the "
                               "treebank's # text lines and SpaceAfter=No marks",
                               flag="--no-tokenizer",

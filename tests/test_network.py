@@ -335,36 +335,6 @@ def test_held_out_scores_come_from_networks_that_did_not_see_the_sentence():
     assert held_out_logprobs(net, training, enc[:3], gold[:3], 2) == (None, None)
 
 
-@needs_jax
-def test_the_network_learns_gold_tags_when_the_parser_learns_jackknifed_ones(monkeypatch):
-    """With ``tag_training="jackknife"`` the parser and labeler learn from re-tagged training
-    and dev sentences, but the network's UPOS view (and its dev report) must learn the gold
-    tags: ``train_learned`` gets the sentences as given."""
-    from depparse.config import DecodeConfig, ModelConfig, TrainConfig, split_settings
-    from depparse.learn import perceptron
-    from depparse.learn.tagger import tag_training_data
-
-    tr, dev = synthetic.sentences(30, seed=5), synthetic.sentences(8, seed=6)
-    m, d, t = split_settings(dict(TINY, tag_training="jackknife"))
-    config, training = ModelConfig(**m), TrainConfig(**t)
-    retagged, _, _ = tag_training_data(tr, dev, [None] * len(tr), config, training)
-    upos = [list(s.upos) for s in tr]
-    assert [list(s.upos) for s in retagged] != upos  # the jackknife does change some tags
-
-    class Seen(Exception):
-        pass
-
-    def spy(learned, config, training, vocab, train_sents, encoded, dev_sents, *a, **k):
-        raise Seen(train_sents, dev_sents)
-
-    monkeypatch.setattr(perceptron, "train_learned", spy)
-    with pytest.raises(Seen) as got:
-        perceptron.setup_training(tr, dev, config, DecodeConfig(**d), training)
-    train_sents, dev_sents = got.value.args
-    assert [list(s.upos) for s in train_sents] == upos
-    assert [list(s.upos) for s in dev_sents] == [list(s.upos) for s in dev]
-
-
 def test_component_round_trip_and_scores():
     net = Network(SPEC, _params(5), list("abcdeéxyz"), np.zeros(5), np.ones(5), 2.0).rounded()
     meta, arrays = net.to_component()

@@ -55,7 +55,7 @@ from .network import require_jax, train_learned
 from .progress import EpochProgress
 from .pruner import fresh_pruner_dense, jackknife_keep_masks, keep_masks, train_pruner
 from .sparsity import TemplateGroups
-from .tagger import tag_training_data
+from .tagger import training_tagger
 from .tokenizer import train_tokenizer
 from .updates import feature_stats, update
 
@@ -390,7 +390,6 @@ class Setup:
     t_prune: float
     nwords: int
     tagger: Component | None = None  # the tagger and lemmatizer trained on all the data
-    dev_gold: list | None = None  # the dev sentences as given (dev_sents: re-tagged, jackknife)
 
 
 def _context_classes(vocab, sentences, config, seed):
@@ -461,18 +460,13 @@ def setup_training(train_sents, dev_sents, config=None, decoding=None, training=
     vectors = [None] * len(train_sents)
     if config.context_layer and vocab.context is None:
         vectors = _context_classes(vocab, train_sents, config, seed)
-    tagger = None
-    train_gold, dev_gold = train_sents, dev_sents  # as given (tag_training may re-tag them)
-    if training.tagger:
-        train_sents, dev_sents, tagger = tag_training_data(train_sents, dev_sents, vectors, config,
-                                                  training)
+    tagger = training_tagger(train_sents, vectors, config, training) if training.tagger else None
     encoded = [vocab.encode(s, v) for s, v in zip(train_sents, vectors, strict=True)]
     heads = [np.asarray(s.heads, dtype=np.int64) for s in train_sents]
     denc = [vocab.encode(s, v) for s, v in zip(dev_sents, vocab.iter_context_vectors(
         dev_sents), strict=True)] if dev_sents else None
-    # the network learns the gold UPOS (its tag view), whatever tags the parser learns from
     learned, hist = train_learned(None if trainer is None else trainer.learned, config,
-                                  training, vocab, train_gold, encoded, dev_gold, denc,
+                                  training, vocab, train_sents, encoded, dev_sents, denc,
                                   checkpoint, resume)
     t_prune = 0.0
     if trainer is None:
@@ -517,7 +511,7 @@ def setup_training(train_sents, dev_sents, config=None, decoding=None, training=
         log.info("pruner on dev: gold-arc recall %.2f%%, %.2f heads per word",
                  100.0 * hit / words, kept / words)
     return Setup(trainer, parser, data, dev, dev_sents or None, encoded, heads, t_prune,
-                 sum(e.n for e in encoded), tagger, dev_gold or None)
+                 sum(e.n for e in encoded), tagger)
 
 
 def record_epoch(setup: Setup, mistakes, correct, seconds, checkpoint, label="", **extra):
@@ -594,7 +588,7 @@ def finish_model(setup: Setup, train_sents, t_start, progress=False, **extra) ->
         except TrainingDataError as e:
             log.warning("no plain-text tokenizer (the model will read CoNLL-U only): %s", e)
     if tr.expert_weights == "dev":
-        got = choose_expert_weights(model, setup.dev_gold,
+        got = choose_expert_weights(model, setup.dev_sents,
                                     arc_weights=tr.arc_weight_grid(), progress=progress)
         model.config = dataclasses.replace(
             model.config, learned_tag_weight=got["tag_weight"],
@@ -603,7 +597,6 @@ def finish_model(setup: Setup, train_sents, t_start, progress=False, **extra) ->
             learned_label_weight_given=got["label_weight_given"])
         info["expert_weights"] = got
     if setup.dev is not None:
-        info["final_dev"] = final_dev(model, setup.dev, setup.dev_sents,
-                                      tr.tag_training == "jackknife", progress=progress)
+        info["final_dev"] = final_dev(model, setup.dev, setup.dev_sents, progress=progress)
     info["total_seconds"] = time.perf_counter() - t_start
     return model
