@@ -23,12 +23,14 @@ import dataclasses
 import math
 from dataclasses import dataclass, field, fields
 
+from .encoding.transformer import POOLINGS
 from .errors import PATCHES, ConfigError
 from .features.labels import LABELER_KIND
 from .features.parts import FEATURE_SET, template_names
 
 __all__ = ["DecodeConfig", "ModelConfig", "TrainConfig", "MODEL_TYPES", "PATCHES", "RETIRED",
-           "check", "check_solver", "network_epochs", "split_settings", "without_retired"]
+           "RETIRED_VALUES", "check", "check_solver", "network_epochs", "split_settings",
+           "without_retired"]
 
 MODEL_TYPES = ("mst", "sib", "gs", "gsh")
 
@@ -104,22 +106,29 @@ RETIRED = {
     "learned_joint_lr": (2e-3, "the network trained over Z", "learned-joint.patch"),
     "tag_training": ("gold", "the parser trained on jackknifed tags", "jackknife-tags.patch"),
 }
+#: The retired values of settings that stay: (name, value) -> (the feature, its patch).
+RETIRED_VALUES = {
+    ("learned_pooling", "first"): ("first-piece pooling", "first-piece-pooling.patch"),
+}
 
 
 def without_retired(settings: dict) -> dict:
     """``settings`` without the retired settings (:data:`RETIRED`) that hold the value that
     left their feature off, as the model files, checkpoints and recipes written before they
     were retired hold them; :class:`~depparse.errors.ConfigError`, naming the patch that
-    brings the feature back, for one that asks for its feature."""
+    brings the feature back, for one that asks for its feature (or for a retired value of a
+    setting that stays, :data:`RETIRED_VALUES`)."""
     out = {}
     for k, v in settings.items():
+        asks = RETIRED_VALUES.get((k, v)) if isinstance(v, str) else None
         if k in RETIRED:
-            off, feature, patch = RETIRED[k]
-            if v != off:
-                raise ConfigError(k, f"= {v!r} asks for {feature}, which is retired from "
-                                     f"depparse: {PATCHES}/{patch} brings it back")
-            continue
-        out[k] = v
+            off, *feature = RETIRED[k]
+            asks = None if v == off else feature
+        if asks is not None:
+            raise ConfigError(k, f"= {v!r} asks for {asks[0]}, which is retired from "
+                                 f"depparse: {PATCHES}/{asks[1]} brings it back")
+        if k not in RETIRED:
+            out[k] = v
     return out
 
 
@@ -369,8 +378,7 @@ class TrainConfig(_Config):
                                    "package; depparse.encoding.e5); 0: none", lo=0, hi=13,
                                    metavar="K")
     learned_pooling: str = setting("mean", "with --learned-encoder: a word's vector is the "
-                                   "mean of its pieces' or its first piece's",
-                                   choices=("mean", "first"))
+                                   "mean of its pieces'", choices=POOLINGS, cli=())
     learned_mix_dim: int = setting(128, "with --learned-encoder: the mix's projection into "
                                    "the network's input", lo=1, metavar="D")
     learned_lr: float = setting(2e-3, "with --learned-scale: Adam's learning rate", lo=0.0,

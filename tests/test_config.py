@@ -17,6 +17,7 @@ from depparse.cli import build_parser
 from depparse.config import (
     PATCHES,
     RETIRED,
+    RETIRED_VALUES,
     DecodeConfig,
     ModelConfig,
     TrainConfig,
@@ -128,6 +129,18 @@ def test_a_retired_setting_reads_as_absent_at_its_old_default_and_is_refused_oth
         with pytest.raises(ConfigError, match=f"{PATCHES}/{patch}") as err:
             call()
         assert err.value.field == name and "retired" in str(err.value)
+
+
+@pytest.mark.parametrize("name,value", sorted(RETIRED_VALUES))
+def test_a_retired_value_of_a_setting_that_stays_is_refused_naming_the_patch(name, value):
+    _, patch = RETIRED_VALUES[name, value]
+    for call in (lambda: TrainConfig.from_dict({name: value}),
+                 lambda: split_settings({name: value})):
+        with pytest.raises(ConfigError, match=f"{PATCHES}/{patch}") as err:
+            call()
+        assert err.value.field == name and "retired" in str(err.value)
+    default = next(f.default for c in CONFIGS for f in fields(c) if f.name == name)
+    assert split_settings({name: default}) != ({}, {}, {})  # the setting itself stays
 
 
 def test_every_user_error_is_a_depparse_error():

@@ -335,6 +335,18 @@ def test_held_out_scores_come_from_networks_that_did_not_see_the_sentence():
     assert held_out_logprobs(net, training, enc[:3], gold[:3], 2) == (None, None)
 
 
+def test_a_network_that_pools_first_pieces_is_refused_naming_the_patch():
+    """A model file whose network pooled a word's first piece (retired) is a ModelError that
+    says which patch brings it back, not a failure at the first parse."""
+    from depparse.errors import PATCHES, ModelError
+
+    meta, arrays = Network(SPEC, _params(5), list("abc"), np.zeros(5), np.ones(5),
+                           1.0).to_component()
+    meta = dict(meta, spec=dict(meta["spec"], mix_pooling="first"))
+    with pytest.raises(ModelError, match=f"{PATCHES}/first-piece-pooling.patch"):
+        Network.from_component(meta, arrays)
+
+
 def test_component_round_trip_and_scores():
     net = Network(SPEC, _params(5), list("abcdeéxyz"), np.zeros(5), np.ones(5), 2.0).rounded()
     meta, arrays = net.to_component()
