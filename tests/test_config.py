@@ -143,6 +143,19 @@ def test_a_retired_value_of_a_setting_that_stays_is_refused_naming_the_patch(nam
     assert split_settings({name: default}) != ({}, {}, {})  # the setting itself stays
 
 
+def test_every_retired_feature_has_its_patch_and_its_readme_entry():
+    """The patch an error names exists, and the patches' README says what it measured and the
+    commit it applies to."""
+    folder = Path(__file__).resolve().parents[1] / PATCHES
+    readme = (folder / "README.md").read_text(encoding="utf-8")
+    patches = {p for _, _, p in RETIRED.values()} | {p for _, p in RETIRED_VALUES.values()}
+    assert patches == {p.name for p in folder.glob("*.patch")}
+    for name in sorted(patches):
+        assert (folder / name).read_text(encoding="utf-8").startswith("diff --git "), name
+        entry = readme.split(f"## `{name}`", 1)[1].split("\n## ", 1)[0]
+        assert "Applies to commit " in entry and "**Measured**" in entry, name
+
+
 def test_every_user_error_is_a_depparse_error():
     """The CLI catches one class; every error a user can cause derives from it."""
     user = [c for _, c in inspect.getmembers(errors, inspect.isclass)
