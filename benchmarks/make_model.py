@@ -134,7 +134,7 @@ as in version 8 | 92.18 | 90.80 | 99.61 (with proofs: 100.00 proved) |
 | 12 (this file) | {changes} | {uas:.2f} | {las:.2f} | {cert_k:.2f} (with proofs: {proved:.2f} \
 proved) |
 
-Per-epoch dev scores during training (dev with {dev_tags} tags):
+Per-epoch dev scores during training (dev with gold tags):
 
 | epoch | dev UAS | dev cert% (K = {dev_k}) | sentences/s |
 |---|---|---|---|
@@ -301,7 +301,7 @@ not proved); UAS without punctuation {uas_np:.2f}; pruner (with the network's he
 `--prune-network` 1e-3 where the model has a network): gold-arc recall on dev {recall:.2f}%,
 {hpw:.2f} kept heads per word: the trees are optimal over the arcs the pruner keeps.
 
-Per-epoch dev scores during training (dev with {dev_tags} tags):
+Per-epoch dev scores during training (dev with gold tags):
 
 | epoch | dev UAS | dev cert% (K = {dev_k}) | sentences/s |
 |---|---|---|---|
@@ -425,7 +425,7 @@ def main(argv=None):
         f"weights 2^{c.bits}, pruner 2^{c.pruner_bits} (threshold {d.prune_threshold:g} x "
         f"best marginal, at most {d.prune_max_heads} heads), alpha = {d.alpha}, K = "
         f"{d.max_iter}, branch and bound after {budget_text(d)} iterations, single root, labeler "
-        f"2^{c.labeler_bits}; the parser learns from {t['tag_training']} tags")
+        f"2^{c.labeler_bits}; the parser learns from gold tags")
     if c.context_layer:
         settings_text += (f"; contextual word classes: {c.context_classes} classes / "
                           f"{c.context_coarse} groups of layer-{c.context_layer} vectors of "
@@ -479,7 +479,7 @@ def main(argv=None):
         proved=100.0 * float(np.mean([r.optimal for _, r in res])), cert_k=cert_k,
         budget=budget_text(m.decoding), max_iter=m.decoding.max_iter,
         recall=pr["pruner_dev_recall"], hpw=pr["pruner_heads_per_word"], dev_k=dev_k,
-        epochs=rows, dev_tags="predicted" if t["tag_training"] == "jackknife" else "gold",
+        epochs=rows,
         dev_use=("for the per-epoch report and the choice of the experts' weights"
                  if m.info.get("expert_weights") else "for the per-epoch report only"),
         dev_file=(f"the last 10% of `{code}-ud-dev.conllu` ({len(dv)} sentences: the folder "

@@ -23,12 +23,14 @@ import dataclasses
 import math
 from dataclasses import dataclass, field, fields
 
-from .errors import ConfigError
+from .encoding.transformer import POOLINGS
+from .errors import PATCHES, ConfigError
 from .features.labels import LABELER_KIND
 from .features.parts import FEATURE_SET, template_names
 
-__all__ = ["DecodeConfig", "ModelConfig", "TrainConfig", "MODEL_TYPES", "check", "check_solver",
-           "network_epochs", "split_settings"]
+__all__ = ["DecodeConfig", "ModelConfig", "TrainConfig", "MODEL_TYPES", "PATCHES", "RETIRED",
+           "RETIRED_VALUES", "check", "check_solver", "network_epochs", "split_settings",
+           "without_retired"]
 
 MODEL_TYPES = ("mst", "sib", "gs", "gsh")
 
@@ -95,8 +97,44 @@ def check(obj) -> None:
                 raise ConfigError(f.name, _rule(f))
 
 
+#: The retired settings: name -> (the value that left the feature off, the feature, its patch
+#: in :data:`~depparse.errors.PATCHES`).
+RETIRED = {
+    "joint_epochs": (0, "fine-tuning for joint tagging", "joint-fine-tuning.patch"),
+    "joint_folds": (5, "fine-tuning for joint tagging", "joint-fine-tuning.patch"),
+    "learned_joint": (False, "the network trained over Z", "learned-joint.patch"),
+    "learned_joint_lr": (2e-3, "the network trained over Z", "learned-joint.patch"),
+    "tag_training": ("gold", "the parser trained on jackknifed tags", "jackknife-tags.patch"),
+}
+#: The retired values of settings that stay: (name, value) -> (the feature, its patch).
+RETIRED_VALUES = {
+    ("learned_pooling", "first"): ("first-piece pooling", "first-piece-pooling.patch"),
+}
+
+
+def without_retired(settings: dict) -> dict:
+    """``settings`` without the retired settings (:data:`RETIRED`) that hold the value that
+    left their feature off, as the model files, checkpoints and recipes written before they
+    were retired hold them; :class:`~depparse.errors.ConfigError`, naming the patch that
+    brings the feature back, for one that asks for its feature (or for a retired value of a
+    setting that stays, :data:`RETIRED_VALUES`)."""
+    out = {}
+    for k, v in settings.items():
+        asks = RETIRED_VALUES.get((k, v)) if isinstance(v, str) else None
+        if k in RETIRED:
+            off, *feature = RETIRED[k]
+            asks = None if v == off else feature
+        if asks is not None:
+            raise ConfigError(k, f"= {v!r} asks for {asks[0]}, which is retired from "
+                                 f"depparse: {PATCHES}/{asks[1]} brings it back")
+        if k not in RETIRED:
+            out[k] = v
+    return out
+
+
 class _Config:
-    """Validation on construction, and dict round trips that ignore unknown keys."""
+    """Validation on construction, and dict round trips that ignore unknown keys (and the
+    retired settings at their old defaults: :func:`without_retired`)."""
 
     def __post_init__(self):
         check(self)
@@ -107,7 +145,7 @@ class _Config:
     @classmethod
     def from_dict(cls, d: dict):
         known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in known})
+        return cls(**{k: v for k, v in without_retired(d).items() if k in known})
 
 
 @dataclass
@@ -340,14 +378,9 @@ class TrainConfig(_Config):
                                    "package; depparse.encoding.e5); 0: none", lo=0, hi=13,
                                    metavar="K")
     learned_pooling: str = setting("mean", "with --learned-encoder: a word's vector is the "
-                                   "mean of its pieces' or its first piece's",
-                                   choices=("mean", "first"))
+                                   "mean of its pieces'", choices=POOLINGS, cli=())
     learned_mix_dim: int = setting(128, "with --learned-encoder: the mix's projection into "
                                    "the network's input", lo=1, metavar="D")
-    learned_joint: bool = setting(False, "with --learned-scale: keep training the network in "
-                                  "the parser's epochs, by the gradient of the cost-augmented "
-                                  "structured hinge over Z (the sparse weights keep their PA "
-                                  "steps in the same pass)")
     learned_lr: float = setting(2e-3, "with --learned-scale: Adam's learning rate", lo=0.0,
                                 open_lo=True, cli=())
     learned_schedule: str = setting("cosine", "with --learned-scale: the learning rate of "
@@ -359,9 +392,6 @@ class TrainConfig(_Config):
                                  "the other folds (a jackknife, K times the network's "
                                  "training; 0 or 1: by the network trained on them)", lo=0,
                                  metavar="K")
-    learned_joint_lr: float = setting(2e-3, "with --learned-joint: Adam's learning rate of the "
-                                      "network's hinge steps in the parser's epochs", lo=0.0,
-                                      open_lo=True, cli=())
     expert_weights: str = setting("fixed", "with --learned-scale, a tagger, a labeler and dev "
                                   "data: 'dev' chooses the weights of the network's UPOS and "
                                   "DEPREL views in the tagger and the labeler "
@@ -392,17 +422,6 @@ class TrainConfig(_Config):
                            "from the treebank, for input without tags", flag="--no-tagger",
                            flag_help="do not train the tagger and lemmatizer (default: train "
                                      "them)")
-    tag_training: str = setting("gold", "the tags the parser and labeler learn from: gold, or "
-                                "predicted by jackknifed taggers (each tenth of the training "
-                                "data tagged by a tagger trained on the rest)",
-                                choices=("gold", "jackknife"))
-    joint_epochs: int = setting(0, "after training, fine-tune the parser's weights for E "
-                                "epochs for joint tagging and parsing (parse --joint): over Z, "
-                                "choosing among the candidate UPOS of jackknifed taggers "
-                                "(depparse.learn.joint; 0: no fine-tuning)", lo=0, metavar="E")
-    joint_folds: int = setting(5, "with --joint-epochs: jackknife folds of the taggers that give "
-                               "the training sentences their candidate UPOS (one tagger each)",
-                               lo=2, metavar="N")
     tokenizer: bool = setting(True, "train a plain-text tokenizer and sentence splitter from the "
                               "treebank's # text lines and SpaceAfter=No marks",
                               flag="--no-tokenizer",
@@ -429,11 +448,12 @@ class TrainConfig(_Config):
 def split_settings(kwargs: dict) -> tuple[dict, dict, dict]:
     """Split keywords into those of ModelConfig, DecodeConfig and TrainConfig.
 
-    Raises TypeError for a keyword that none of them has.
+    Raises TypeError for a keyword that none of them has; a retired setting at its old
+    default is left out, at another value refused (:func:`without_retired`).
     """
     out = ({}, {}, {})
     names = [{f.name for f in fields(c)} for c in (ModelConfig, DecodeConfig, TrainConfig)]
-    for k, v in kwargs.items():
+    for k, v in without_retired(kwargs).items():
         for i, known in enumerate(names):
             if k in known:
                 out[i][k] = v

@@ -19,6 +19,7 @@ import shlex
 import sys
 
 __all__ = [
+    "PATCHES",
     "CheckpointError",
     "ConfigError",
     "ConlluError",
@@ -38,6 +39,13 @@ __all__ = [
     "UsageError",
     "require_extra",
 ]
+
+
+#: Where the patches of the features retired from depparse are (issue 49: a feature stays if
+#: it is an idea of the papers this parser implements or it measured a gain);
+#: ``benchmarks/experiments/patches/README.md`` says what each was, what it measured and the
+#: commit its patch applies to.
+PATCHES = "benchmarks/experiments/patches"
 
 
 class DepparseError(Exception):

@@ -256,7 +256,7 @@ def test_train_without_jax_stops_at_the_start_with_the_pip_command(syn, tmp_path
     def tagger_reached(*a, **k):
         raise AssertionError("the tagger trained before the JAX check")
 
-    monkeypatch.setattr(perceptron, "tag_training_data", tagger_reached)
+    monkeypatch.setattr(perceptron, "training_tagger", tagger_reached)
     from depparse.errors import ConfigError
 
     with pytest.raises(ConfigError, match=r"learned_scale.*pip install"):

@@ -14,7 +14,15 @@ from fixtures_models import run_cli
 import depparse
 from depparse import errors
 from depparse.cli import build_parser
-from depparse.config import DecodeConfig, ModelConfig, TrainConfig, split_settings
+from depparse.config import (
+    PATCHES,
+    RETIRED,
+    RETIRED_VALUES,
+    DecodeConfig,
+    ModelConfig,
+    TrainConfig,
+    split_settings,
+)
 from depparse.errors import ConfigError, DepparseError
 from depparse.features import templates as T
 
@@ -97,6 +105,55 @@ def test_bad_flags_name_the_flag(syn, tmp_path, flags, message):
     rc, _, err = run_cli(["train", "--train", syn.train, "--out", tmp_path / "m.npz", *flags])
     assert rc == 2 and message in err, err
     assert not (tmp_path / "m.npz").exists()
+
+
+def _asking(off):
+    """A value of a retired setting other than the one that left its feature off."""
+    if isinstance(off, bool):
+        return not off
+    return off + 1 if isinstance(off, (int, float)) else off + "x"
+
+
+@pytest.mark.parametrize("name", sorted(RETIRED))
+def test_a_retired_setting_reads_as_absent_at_its_old_default_and_is_refused_otherwise(name):
+    """Model files, checkpoints and recipes written before a feature was retired hold its
+    setting at the value that left it off: they read as without it.  Another value asks for
+    the feature: refused, naming the patch that brings it back."""
+    off, _, patch = RETIRED[name]
+    assert name not in {f.name for c in CONFIGS for f in fields(c)}
+    assert TrainConfig.from_dict({name: off, "epochs": 3}) == TrainConfig(epochs=3)
+    assert split_settings({name: off, "bits": 12}) == ({"bits": 12}, {}, {})
+    for call in (lambda: TrainConfig.from_dict({name: _asking(off)}),
+                 lambda: split_settings({name: _asking(off)}),
+                 lambda: depparse.train([], None, **{name: _asking(off)})):
+        with pytest.raises(ConfigError, match=f"{PATCHES}/{patch}") as err:
+            call()
+        assert err.value.field == name and "retired" in str(err.value)
+
+
+@pytest.mark.parametrize("name,value", sorted(RETIRED_VALUES))
+def test_a_retired_value_of_a_setting_that_stays_is_refused_naming_the_patch(name, value):
+    _, patch = RETIRED_VALUES[name, value]
+    for call in (lambda: TrainConfig.from_dict({name: value}),
+                 lambda: split_settings({name: value})):
+        with pytest.raises(ConfigError, match=f"{PATCHES}/{patch}") as err:
+            call()
+        assert err.value.field == name and "retired" in str(err.value)
+    default = next(f.default for c in CONFIGS for f in fields(c) if f.name == name)
+    assert split_settings({name: default}) != ({}, {}, {})  # the setting itself stays
+
+
+def test_every_retired_feature_has_its_patch_and_its_readme_entry():
+    """The patch an error names exists, and the patches' README says what it measured and the
+    commit it applies to."""
+    folder = Path(__file__).resolve().parents[1] / PATCHES
+    readme = (folder / "README.md").read_text(encoding="utf-8")
+    patches = {p for _, _, p in RETIRED.values()} | {p for _, p in RETIRED_VALUES.values()}
+    assert patches == {p.name for p in folder.glob("*.patch")}
+    for name in sorted(patches):
+        assert (folder / name).read_text(encoding="utf-8").startswith("diff --git "), name
+        entry = readme.split(f"## `{name}`", 1)[1].split("\n## ", 1)[0]
+        assert "Applies to commit " in entry and "**Measured**" in entry, name
 
 
 def test_every_user_error_is_a_depparse_error():

@@ -335,34 +335,16 @@ def test_held_out_scores_come_from_networks_that_did_not_see_the_sentence():
     assert held_out_logprobs(net, training, enc[:3], gold[:3], 2) == (None, None)
 
 
-@needs_jax
-def test_the_network_learns_gold_tags_when_the_parser_learns_jackknifed_ones(monkeypatch):
-    """With ``tag_training="jackknife"`` the parser and labeler learn from re-tagged training
-    and dev sentences, but the network's UPOS view (and its dev report) must learn the gold
-    tags: ``train_learned`` gets the sentences as given."""
-    from depparse.config import DecodeConfig, ModelConfig, TrainConfig, split_settings
-    from depparse.learn import perceptron
-    from depparse.learn.tagger import tag_training_data
+def test_a_network_that_pools_first_pieces_is_refused_naming_the_patch():
+    """A model file whose network pooled a word's first piece (retired) is a ModelError that
+    says which patch brings it back, not a failure at the first parse."""
+    from depparse.errors import PATCHES, ModelError
 
-    tr, dev = synthetic.sentences(30, seed=5), synthetic.sentences(8, seed=6)
-    m, d, t = split_settings(dict(TINY, tag_training="jackknife", learned_joint=False))
-    config, training = ModelConfig(**m), TrainConfig(**t)
-    retagged, _, _ = tag_training_data(tr, dev, [None] * len(tr), config, training)
-    upos = [list(s.upos) for s in tr]
-    assert [list(s.upos) for s in retagged] != upos  # the jackknife does change some tags
-
-    class Seen(Exception):
-        pass
-
-    def spy(learned, config, training, vocab, train_sents, encoded, dev_sents, *a, **k):
-        raise Seen(train_sents, dev_sents)
-
-    monkeypatch.setattr(perceptron, "train_learned", spy)
-    with pytest.raises(Seen) as got:
-        perceptron.setup_training(tr, dev, config, DecodeConfig(**d), training)
-    train_sents, dev_sents = got.value.args
-    assert [list(s.upos) for s in train_sents] == upos
-    assert [list(s.upos) for s in dev_sents] == [list(s.upos) for s in dev]
+    meta, arrays = Network(SPEC, _params(5), list("abc"), np.zeros(5), np.ones(5),
+                           1.0).to_component()
+    meta = dict(meta, spec=dict(meta["spec"], mix_pooling="first"))
+    with pytest.raises(ModelError, match=f"{PATCHES}/first-piece-pooling.patch"):
+        Network.from_component(meta, arrays)
 
 
 def test_component_round_trip_and_scores():
@@ -377,16 +359,16 @@ def test_component_round_trip_and_scores():
 # -- the learned scores in the part tables, and the whole path ----------------------------
 
 TINY = dict(model="gs", learned_scale=1.0, learned_epochs=3, learned_hidden=8,
-            learned_layers=1, learned_joint=True, learned_folds=2, epochs=2, tagger=True,
+            learned_layers=1, learned_folds=2, epochs=2, tagger=True,
             tokenizer=False,
             labeler_epochs=1, bits=16, pruner_bits=14, labeler_bits=14, seed=3)
 
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
-    """A gs model with a learned network (pretrained, then trained on jointly with the sparse
-    weights over Z), trained on 40 synthetic sentences, saved and loaded back: ``(path,
-    parser, dev sentences)``."""
+    """A gs model with a learned network (trained first, then fixed beside the sparse weights
+    over Z), trained on 40 synthetic sentences, saved and loaded back: ``(path, parser, dev
+    sentences)``."""
     if not have_jax():
         pytest.skip("JAX and optax are not installed (the learned network trains with them): "
                     "pip install 'depparse[learned]'")
@@ -500,32 +482,6 @@ def test_model_without_network_component_is_refused(tiny):
         Parser(m)
 
 
-@pytest.mark.slow
-def test_joint_training_resumes_bit_identically(tmp_path):
-    """Joint training over Z (network + sparse weights) killed after epoch 1 and resumed
-    gives the model of an uninterrupted run, bit for bit."""
-    if not have_jax():
-        pytest.skip("JAX and optax are not installed: pip install 'depparse[learned]'")
-    from depparse.api import train
-
-    tr = synthetic.sentences(30, seed=4)
-    kw = dict(TINY, labeler_epochs=0, epochs=3)
-    full = train(tr, None, progress=False, checkpoint=tmp_path / "a.npz", **kw)
-    train(tr, None, progress=False, checkpoint=tmp_path / "b.npz", **dict(kw, epochs=1))
-    resumed = train(tr, None, progress=False, checkpoint=tmp_path / "b.npz", resume=True,
-                    **kw)
-    assert np.array_equal(full.weights, resumed.weights)
-    a, b = full.components["network"].arrays, resumed.components["network"].arrays
-    assert all(np.array_equal(a[k], b[k]) for k in a)
-    first = train(tr, None, progress=False, **dict(kw, learned_joint=False))
-    assert not np.array_equal(first.components["network"].arrays["p.arc_U"], a["p.arc_U"])
-    # the hinge steps take their own learning rate: at 1e-9 the network stays where its
-    # local training left it (float16 in the file), at the default it moves (above)
-    still = train(tr, None, progress=False, **dict(kw, learned_joint_lr=1e-9))
-    assert all(np.array_equal(still.components["network"].arrays[k],
-                              first.components["network"].arrays[k]) for k in a)
-
-
 def test_parsing_a_learned_model_needs_no_jax(tiny, tmp_path):
     """The parse path runs the network in NumPy: a fresh process parses with the tiny model
     and never imports JAX, optax or depparse.learn."""
@@ -545,15 +501,6 @@ def test_parsing_a_learned_model_needs_no_jax(tiny, tmp_path):
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                        timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
-
-
-def test_joint_training_without_a_network_is_refused():
-    from depparse.api import train
-    from depparse.errors import ConfigError
-
-    with pytest.raises(ConfigError, match="learned_joint"):
-        train(synthetic.sentences(5), None, progress=False, learned_joint=True,
-              tagger=False, tokenizer=False)
 
 
 # -- the network's UPOS and DEPREL views in the tagger and the labeler --------------------
@@ -939,8 +886,7 @@ def test_train_chooses_expert_weights_on_dev_and_stores_them(tmp_path):
     from depparse.learn.devscore import LABEL_WEIGHTS, TAG_WEIGHTS
 
     tr, dev = synthetic.sentences(40, seed=1), synthetic.sentences(10, seed=2)
-    model = train(tr, dev, progress=False, **dict(TINY, learned_joint=False,
-                                                  expert_weights="dev",
+    model = train(tr, dev, progress=False, **dict(TINY, expert_weights="dev",
                                                   expert_arc_weights="1,2"))
     model.save(tmp_path / "m.npz")
     back = load(tmp_path / "m.npz").model

@@ -27,6 +27,7 @@ from _common import REPO, corpus
 
 from depparse.conllu import read_conllu
 from depparse.encoding.e5 import get_e5
+from depparse.encoding.transformer import POOLINGS
 from depparse.encoding.vocab import Vocabularies
 from depparse.features.network import CHAR_SPECIALS, NetworkSpec
 from depparse.learn import network as learn
@@ -64,7 +65,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--treebank", default="tr_imst")
     ap.add_argument("--mix", type=int, default=13, help="layers 0 .. K-1 (0: no encoder)")
-    ap.add_argument("--pooling", default="mean", choices=("mean", "first"))
+    ap.add_argument("--pooling", default="mean", choices=POOLINGS)
     ap.add_argument("--mix-dim", type=int, default=128)
     ap.add_argument("--epochs", type=int, default=None)
     ap.add_argument("--schedule", default=None, choices=("constant", "cosine"))

@@ -7,7 +7,7 @@ from .automata import grandparent_head_automaton, sibling_head_automaton
 from .bnb import PROOFS, ExactResult, decode_exact
 from .dual import DualResult, dual_decompose, dual_decompose_dense
 from .eisner import eisner
-from .joint import JointExact, TagTable, decode_joint, decode_z_tags, joint_decompose
+from .joint import JointExact, TagTable, decode_joint, joint_decompose
 from .mst import NoSpanningTreeError, chu_liu_edmonds
 from .parts import PartTable, compile_dense, score_tree
 
@@ -24,7 +24,6 @@ __all__ = [
     "compile_dense",
     "decode_exact",
     "decode_joint",
-    "decode_z_tags",
     "dual_decompose",
     "dual_decompose_dense",
     "eisner",

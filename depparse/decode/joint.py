@@ -142,8 +142,8 @@ from .dual import (
 from .mst import NO_TREE, OK, NoSpanningTreeError
 from .parts import PartTable, table_width
 
-__all__ = ["JointExact", "JointResult", "TagTable", "decode_joint", "decode_z_tags",
-           "joint_decompose", "joint_score"]
+__all__ = ["JointExact", "JointResult", "TagTable", "decode_joint", "joint_decompose",
+           "joint_score"]
 
 NEG_INF = -np.inf
 
@@ -835,54 +835,3 @@ def decode_joint(parts: PartTable, tags: TagTable, *, alpha=0.001, budget=BUDGET
     res.add_search(nodes, iters, optimal, bound, timed_out, time.perf_counter() - t1)
     return res
 
-
-def decode_z_tags(parts, doff, dtab, cptr, single_root):
-    """``argmax`` over Z with tags: every head automaton on its own chooses its modifiers, its
-    grandparent, its own tag and its modifiers' tags, under the part table ``parts`` and the
-    tag-dependent arc scores ``D`` (``doff`` / ``dtab``, :mod:`depparse.features.tag_arcs`).
-
-    The decoding over Z of training with tags (:mod:`depparse.learn.joint`), as
-    :func:`~depparse.decode.automata.decode_z` is for trees: this module's automata slave
-    with zero multipliers (a single iteration of :func:`joint_decompose` at ``alpha = 0``,
-    read from the counts of its warm start: the automata's arcs ``counts[COUNT_Z]``, grandparents
-    ``counts[COUNT_ZG]`` and own tags ``tcounts[1]``; each modifier's tag is the kernel's
-    first best under the automaton's own tag; its tree and chain are not read: the chain is
-    given no scores).  ``tests/test_joint_training.py`` holds it to brute force per automaton.
-
-    Returns
-    -------
-    mods : (N, N) bool
-        ``mods[h, m]``: automaton ``h`` takes ``m``.
-    gpar : (N,) int64
-        The grandparent each automaton chose (``-1``: none).
-    own : (N,) int64
-        The candidate index of each automaton's own tag (0 for the root).
-    mtag : (N, N) int64
-        ``mtag[h, m]``: the candidate index automaton ``h`` gives its modifier ``m`` (``-1``
-        where not taken).
-    """
-    N = parts.arc.shape[0]
-    M = int(cptr[-1])
-    tags = TagTable(cptr, np.zeros(M, dtype=np.int64), np.zeros(M), np.zeros((2, 2)), doff,
-                    dtab)
-    r = joint_decompose(parts, tags, alpha=0.0, max_iter=1, single_root=single_root)
-    counts, tcounts = r.start.counts, r.start.tcounts
-    if tcounts[1].sum() != N - 1:  # the run stopped before counting: no analysis exists
-        raise NoSpanningTreeError("no analysis over Z under the kept arcs (joint training "
-                                  "keeps every gold arc: a bug)")
-    mods = counts[COUNT_Z] > 0.5
-    gpar = np.full(N, -1, dtype=np.int64)
-    if parts.grandparents:
-        g = counts[COUNT_ZG]
-        for h in range(1, N):
-            if g[:, h].max() > 0.5:
-                gpar[h] = int(np.argmax(g[:, h]))
-    own = np.zeros(N, dtype=np.int64)
-    for h in range(1, N):
-        own[h] = int(np.argmax(tcounts[1, cptr[h]:cptr[h + 1]]))
-    mtag = np.full((N, N), -1, dtype=np.int64)
-    for h, m in zip(*np.nonzero(mods), strict=True):
-        km = cptr[m + 1] - cptr[m]
-        o = doff[h, m] + (own[h] if h > 0 else 0) * km
-        mtag[h, m] = int(np.argmax(dtab[o:o + km]))  # the kernel's tie-break: first best
-    return mods, gpar, own, mtag

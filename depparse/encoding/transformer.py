@@ -32,8 +32,9 @@ MAX_ROWS = 1024
 # rows of the feed-forward block per GELU call: 32 x 1536 float32 buffers stay in the cache
 # (3.3 ms for 512 rows against 8.1 ms in one call)
 GELU_ROWS = 32
-#: How a word's vector is made from its pieces' rows: their mean, or its first piece's row.
-POOLINGS = ("mean", "first")
+#: How a word's vector is made from its pieces' rows: their mean (a word's first piece alone
+#: was retired: benchmarks/experiments/patches/first-piece-pooling.patch).
+POOLINGS = ("mean",)
 
 
 def _erf(x):
@@ -254,8 +255,7 @@ class Transformer:
         MiniLM on en_ewt test, 2.7 times the words per CPU second of one sentence at a time
         (``benchmarks/encoder_speed.py``, one BLAS thread).
 
-        ``pooling``: a word's vector is the mean of its pieces' rows, or its first piece's
-        row (:data:`POOLINGS`).
+        ``pooling``: a word's vector is the mean of its pieces' rows (:data:`POOLINGS`).
         """
         layers = tuple(layers)
         if any(not 0 <= k <= self.layers for k in layers):
@@ -311,8 +311,6 @@ class Transformer:
             xs = self._forward([windows[j] for j in order], keep=layers)
         # (dst is non-decreasing: a word's pieces are consecutive)
         first = np.flatnonzero(np.r_[True, dst[1:] != dst[:-1]])
-        if pooling == "first":
-            return self._split([x[src[first]] for x in xs], bounds, len(todo))
         count = np.bincount(dst, minlength=words)[:, None]
         # each word's pieces summed in their order, as np.add.at sums them (bit for bit), a
         # rank at a time: the first piece of every word, then the second of those with two...

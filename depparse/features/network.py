@@ -50,7 +50,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from ..encoding.e5 import get_e5
-from ..errors import ModelError, check_component
+from ..encoding.transformer import POOLINGS
+from ..errors import PATCHES, ModelError, check_component
 
 __all__ = ["FORMAT", "Network", "NetworkSpec", "VERSION", "arc_scores", "char_ids",
            "encode_batch", "forward", "init_params", "label_scores", "log_softmax_heads",
@@ -646,6 +647,11 @@ class Network:
     def from_component(cls, meta, arrays) -> Network:
         """Inverse of :meth:`to_component`; raises :class:`~depparse.errors.ModelError`."""
         check_component(meta, FORMAT, VERSION, "learned network")
+        pooling = (meta.get("spec") or {}).get("mix_pooling", "mean")
+        if pooling not in POOLINGS:  # "first": retired
+            raise ModelError(f"the model's learned network pools a word's pieces by {pooling!r}, "
+                             f"which is retired from depparse: {PATCHES}/"
+                             "first-piece-pooling.patch brings it back")
         try:
             spec = NetworkSpec(**meta["spec"])
             params = {k[2:]: v for k, v in arrays.items() if k.startswith("p.")}

@@ -41,11 +41,10 @@ def evaluate_heads(parser, dev, weights, max_iter=None, dense=None):
             "sec_per_sent": (time.perf_counter() - t0) / n}
 
 
-def final_dev(model, dev, dev_sents, predicted=False, progress=False):
-    """The finished model (averaged weights, labeler) on the dev data, decoded and labelled as
-    ``depparse parse`` does it (``predicted``: the dev tags are the tagger's, as with
-    ``tag_training="jackknife"``, so labelled as sentences it tagged): UAS, LAS (when there is
-    a labeler), the trees proved optimal and those with a dual certificate.  ``progress``:
+def final_dev(model, dev, dev_sents, progress=False):
+    """The finished model (averaged weights, labeler) on the dev data (its tags given),
+    decoded and labelled as ``depparse parse`` does it: UAS, LAS (when there is a labeler),
+    the trees proved optimal and those with a dual certificate.  ``progress``:
     show it per sentence (:class:`~.progress.EpochProgress`); the stage says when it starts
     in any case (it took 70 s on de_gsd dev)."""
     t0 = time.perf_counter()
@@ -55,10 +54,10 @@ def final_dev(model, dev, dev_sents, predicted=False, progress=False):
              "iterations)", f"{len(dev):,}", f"{model.decoding.max_iter:,}")
     bar = EpochProgress("final model on dev", len(dev), progress)
     for (enc, _, keep), s in zip(dev, dev_sents, strict=True):
-        r = p.decode(enc, keep=keep, arc_weight=p.arc_weight if predicted else None)
+        r = p.decode(enc, keep=keep)
         cert += r.certificate
         proved += r.optimal
-        rels = p.labels(enc, r.heads, predicted) if p.labeler else s.rels
+        rels = p.labels(enc, r.heads) if p.labeler else s.rels
         parsed.append(s.with_parse(r.heads, rels))
         bar.step(enc.n)
     bar.close()

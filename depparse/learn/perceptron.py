@@ -50,13 +50,12 @@ from .chain import chain_mistakes, chain_terms, decode_relaxed
 from .data import check_training_sentences
 from .dense import DenseLearner
 from .devscore import choose_expert_weights, evaluate_heads, final_dev
-from .joint import train_joint
 from .labeler import learn_label_constraints, train_labeler, train_labeler_dense
-from .network import JointTraining, require_jax, train_learned
+from .network import require_jax, train_learned
 from .progress import EpochProgress
 from .pruner import fresh_pruner_dense, jackknife_keep_masks, keep_masks, train_pruner
 from .sparsity import TemplateGroups
-from .tagger import tag_training_data
+from .tagger import training_tagger
 from .tokenizer import train_tokenizer
 from .updates import feature_stats, update
 
@@ -206,7 +205,6 @@ class Trainer:
                 if dense is not None:
                     dense.update(dg, scale, self.c)
         self.c += 1.0
-        self.last = (gmods, pmods, diff)  # the structures of this step (joint training)
         return bool(diff.any() or cdiff.any()), int((pmods & gmods).sum())
 
     def run_epoch(self, data, progress=None):
@@ -333,8 +331,7 @@ def train(train_sents, dev_sents=None, config: ModelConfig | None = None,
     while trainer.epoch < epochs:
         t0 = time.perf_counter()
         bar = EpochProgress(f"epoch {trainer.epoch + 1}/{epochs}", len(data), progress)
-        run = trainer.run_epoch if setup.joint is None else setup.joint.run_epoch
-        mistakes, correct = run(data, progress=bar.update)
+        mistakes, correct = trainer.run_epoch(data, progress=bar.update)
         bar.close()
         record_epoch(setup, mistakes, correct, time.perf_counter() - t0, checkpoint)
     return finish_model(setup, train_sents, t_start, progress=progress)
@@ -393,8 +390,6 @@ class Setup:
     t_prune: float
     nwords: int
     tagger: Component | None = None  # the tagger and lemmatizer trained on all the data
-    joint: JointTraining | None = None  # the network's hinge steps (train --learned-joint)
-    dev_gold: list | None = None  # the dev sentences as given (dev_sents: re-tagged, jackknife)
 
 
 def _context_classes(vocab, sentences, config, seed):
@@ -439,9 +434,6 @@ def setup_training(train_sents, dev_sents, config=None, decoding=None, training=
         if getattr(training, name) and not config.dense_layer:
             raise ConfigError(name, "reads the vectors of the dense arc term: it needs "
                                     "dense_layer > 0")
-    if training.learned_joint and not config.learned_scale:
-        raise ConfigError("learned_joint", "trains the learned network: it needs "
-                                           "learned_scale > 0")
     if config.learned_scale:  # refused now, not after the tagger has trained
         require_jax()
     if training.expert_weights == "dev":  # refused now, not after an hour of training
@@ -457,19 +449,6 @@ def setup_training(train_sents, dev_sents, config=None, decoding=None, training=
         if not dev_sents:
             raise ConfigError("expert_weights", "chooses the weights on the dev data: give "
                                                 "dev sentences")
-    if training.joint_epochs:  # refused now, not after an hour of training
-        if config.head_bigrams:
-            raise ConfigError("joint_epochs", "joint tagging does not combine with head "
-                                              "bigrams (a gsh model)")
-        if config.order == 0:
-            raise ConfigError("joint_epochs", "joint training decodes with head automata: "
-                                              "not for an mst model")
-        if not training.tagger:
-            raise ConfigError("joint_epochs", "joint training learns to choose among the "
-                                              "tagger's candidate tags: not with --no-tagger")
-        if config.dense_layer and config.dense_parts != "arc":
-            raise ConfigError("joint_epochs", "joint training keeps the dense term fixed on "
-                                              "arcs only: not with --dense-parts all")
     check_solver(config, decoding)
     check_training_sentences(train_sents, "training", decoding.single_root)
     if dev_sents:
@@ -481,18 +460,13 @@ def setup_training(train_sents, dev_sents, config=None, decoding=None, training=
     vectors = [None] * len(train_sents)
     if config.context_layer and vocab.context is None:
         vectors = _context_classes(vocab, train_sents, config, seed)
-    tagger = None
-    train_gold, dev_gold = train_sents, dev_sents  # as given (tag_training may re-tag them)
-    if training.tagger:
-        train_sents, dev_sents, tagger = tag_training_data(train_sents, dev_sents, vectors, config,
-                                                  training)
+    tagger = training_tagger(train_sents, vectors, config, training) if training.tagger else None
     encoded = [vocab.encode(s, v) for s, v in zip(train_sents, vectors, strict=True)]
     heads = [np.asarray(s.heads, dtype=np.int64) for s in train_sents]
     denc = [vocab.encode(s, v) for s, v in zip(dev_sents, vocab.iter_context_vectors(
         dev_sents), strict=True)] if dev_sents else None
-    # the network learns the gold UPOS (its tag view), whatever tags the parser learns from
     learned, hist = train_learned(None if trainer is None else trainer.learned, config,
-                                  training, vocab, train_gold, encoded, dev_gold, denc,
+                                  training, vocab, train_sents, encoded, dev_sents, denc,
                                   checkpoint, resume)
     t_prune = 0.0
     if trainer is None:
@@ -536,10 +510,8 @@ def setup_training(train_sents, dev_sents, config=None, decoding=None, training=
                                                        if parser.learned is not None else 0.0)})
         log.info("pruner on dev: gold-arc recall %.2f%%, %.2f heads per word",
                  100.0 * hit / words, kept / words)
-    joint = (JointTraining(trainer, dev, checkpoint, resume)
-             if training.learned_joint and trainer.learned is not None else None)
     return Setup(trainer, parser, data, dev, dev_sents or None, encoded, heads, t_prune,
-                 sum(e.n for e in encoded), tagger, joint, dev_gold or None)
+                 sum(e.n for e in encoded), tagger)
 
 
 def record_epoch(setup: Setup, mistakes, correct, seconds, checkpoint, label="", **extra):
@@ -569,8 +541,7 @@ def record_epoch(setup: Setup, mistakes, correct, seconds, checkpoint, label="",
 
 
 def finish_model(setup: Setup, train_sents, t_start, progress=False, **extra) -> Model:
-    """Train the labeler (and the plain-text tokenizer), fine-tune for joint tagging and
-    parsing (``joint_epochs``, :func:`~.joint.train_joint`) and return the model with averaged
+    """Train the labeler (and the plain-text tokenizer) and return the model with averaged
     weights and training info."""
     labeler = constraints = label_dense = None
     t_lab = 0.0
@@ -616,13 +587,8 @@ def finish_model(setup: Setup, train_sents, t_start, progress=False, **extra) ->
             log.info("plain-text tokenizer trained in %.1f s", info["tokenizer_seconds"])
         except TrainingDataError as e:
             log.warning("no plain-text tokenizer (the model will read CoNLL-U only): %s", e)
-    if tr.joint_epochs:  # fine-tuning for joint tagging and parsing (depparse.learn.joint)
-        model = train_joint(model, train_sents, tr.joint_epochs, folds=tr.joint_folds,
-                            seed=tr.seed, loss_aug=tr.loss_aug, pa_c=tr.pa_c,
-                            progress=progress)
-        info = model.info
     if tr.expert_weights == "dev":
-        got = choose_expert_weights(model, setup.dev_gold,
+        got = choose_expert_weights(model, setup.dev_sents,
                                     arc_weights=tr.arc_weight_grid(), progress=progress)
         model.config = dataclasses.replace(
             model.config, learned_tag_weight=got["tag_weight"],
@@ -631,7 +597,6 @@ def finish_model(setup: Setup, train_sents, t_start, progress=False, **extra) ->
             learned_label_weight_given=got["label_weight_given"])
         info["expert_weights"] = got
     if setup.dev is not None:
-        info["final_dev"] = final_dev(model, setup.dev, setup.dev_sents,
-                                      tr.tag_training == "jackknife", progress=progress)
+        info["final_dev"] = final_dev(model, setup.dev, setup.dev_sents, progress=progress)
     info["total_seconds"] = time.perf_counter() - t_start
     return model

@@ -6,8 +6,8 @@ and subtracts the predicted one's), FEATS and the lemmatizer classify each word 
 Averaging is lazy, as for the parser (:mod:`depparse.learn.perceptron`).  The later stages
 learn on the gold UPOS (and, for the lemmatizer, gold XPOS and FEATS) of the training data.
 
-:func:`jackknife` re-tags a training set by k-fold cross-validation, so that a parser can be
-trained on predicted tags.
+:func:`jackknife` re-tags a training set by k-fold cross-validation (each part tagged by a
+tagger that did not see it: ``benchmarks/tagger_experiments.py --jackknife K``).
 
 References
 ----------
@@ -43,12 +43,11 @@ from ..inference.tagging import (
 )
 from ..model import Component
 
-__all__ = ["TAGGER_DEFAULTS", "column_accuracy", "fit_tagger", "jackknife", "jackknife_taggers",
-           "tag_training_data", "train_step", "train_tagger"]
+__all__ = ["TAGGER_DEFAULTS", "column_accuracy", "fit_tagger", "jackknife", "train_step",
+           "train_tagger", "training_tagger"]
 
 log = logging.getLogger(__name__)
 
-JACKKNIFE_TAG_FOLDS = 10  # training data re-tagged by 10 taggers (tag_training="jackknife")
 
 #: Default settings of :func:`fit_tagger` (chosen on en_ewt dev, benchmarks/experiments).
 TAGGER_DEFAULTS = {"epochs": 8, "bits": 22, "feats": "bundle", "viterbi": True,
@@ -408,45 +407,31 @@ def jackknife(sentences, folds: int = 10, vectors=None, columns=("lemmas", "upos
     list of Sentence
         In the input order, copies carrying predicted columns (:meth:`Sentence.with_tags`).
     """
-    out: list = []
-    for a, b, tagger, vec in jackknife_taggers(sentences, folds, vectors, **settings):
-        out.extend(tagger.retag(sentences[a:b], vec, columns))
-    return out
-
-
-def jackknife_taggers(sentences, folds: int = 10, vectors=None, only=None, **settings):
-    """The taggers of :func:`jackknife`, one fold at a time: yields ``(a, b, tagger,
-    vectors)``, the tagger trained on every sentence but ``sentences[a:b]`` (contiguous
-    folds, in order) and the encoder vectors of ``sentences[a:b]`` (None without an
-    encoder); ``only``: the indices of the folds wanted (default: all).  Joint training
-    (:mod:`depparse.learn.joint`) reads each tagger's candidate tags of the sentences it did
-    not see."""
     if folds < 2 or folds > len(sentences):
         raise ValueError(f"folds must be between 2 and the number of sentences, got {folds}")
     layer = settings.get("encoder_layer")
     if layer is not None and vectors is None:
         vectors = [word_vectors(layer, list(s.forms[1:])) for s in sentences]
     bounds = np.linspace(0, len(sentences), folds + 1).astype(int)
+    out: list = []
     for k in range(folds):
-        if only is not None and k not in only:
-            continue
         a, b = int(bounds[k]), int(bounds[k + 1])
         train = sentences[:a] + sentences[b:]
         tv = None if vectors is None else list(vectors[:a]) + list(vectors[b:])
         t0 = time.perf_counter()
         tagger = fit_tagger(train, vectors=tv, **settings)
-        log.info("jackknife fold %d/%d: tagger trained in %.1f s", k + 1, folds,
-                 time.perf_counter() - t0)
-        yield a, b, tagger, None if vectors is None else list(vectors[a:b])
+        out.extend(tagger.retag(sentences[a:b], None if vectors is None else vectors[a:b],
+                                columns))
+        log.info("jackknife fold %d/%d: %.1f s", k + 1, folds, time.perf_counter() - t0)
+    return out
 
 
-def tag_training_data(train_sents, dev_sents, vectors, config, training):
-    """Train the tagger and lemmatizer on the (gold) training data; with ``tag_training
-    = "jackknife"``, also re-tag the training data by jackknifed taggers and the dev data by
-    the full tagger, so that the parser learns and is measured on predicted tags.
+def training_tagger(train_sents, vectors, config, training) -> Component:
+    """The tagger and lemmatizer of a training run, trained on its (gold) training data, as
+    the model's component (the parser and labeler learn from the gold tags).
 
     The tagger sees the encoder's vectors of the contextual classes' layer when the model has
-    them (the same vectors, computed once).  Returns ``(train, dev, component)``.
+    them (the same vectors, computed once).
     """
     blank = [name for name, attr, b in (("UPOS", "upos", "_"), ("XPOS", "xpos", "_"),
                                         ("LEMMA", "lemmas", "_"), ("FEATS", "feats", ""))
@@ -458,18 +443,9 @@ def tag_training_data(train_sents, dev_sents, vectors, config, training):
     layer = config.context_layer or None
     if layer and any(v is None for v in vectors):  # resumed: the classes exist already
         vectors = batch_word_vectors(layer, [s.forms[1:] for s in train_sents])
-    kw = {"encoder_layer": layer, "seed": training.seed}
-    vec = vectors if layer else None
     t0 = time.perf_counter()
-    tagger = fit_tagger(train_sents, vectors=vec, **kw)
+    tagger = fit_tagger(train_sents, vectors=vectors if layer else None, encoder_layer=layer,
+                        seed=training.seed)
     log.info("tagger and lemmatizer trained in %.1f s%s", time.perf_counter() - t0,
              f" (with the encoder's layer-{layer} vectors)" if layer else "")
-    if training.tag_training == "jackknife":
-        t0 = time.perf_counter()
-        train_sents = jackknife(train_sents, folds=JACKKNIFE_TAG_FOLDS, vectors=vec, **kw)
-        if dev_sents:
-            dev_sents = tagger.retag(dev_sents)
-        log.info("training data re-tagged by %d jackknifed taggers (each trained on the other "
-                 "folds)%s in %.1f s", JACKKNIFE_TAG_FOLDS,
-                 ", dev data by the full tagger" if dev_sents else "", time.perf_counter() - t0)
-    return train_sents, dev_sents, tagger.to_component()
+    return tagger.to_component()
