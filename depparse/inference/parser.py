@@ -49,7 +49,7 @@ from .tokenizer import Tokenizer
 
 __all__ = ["JointInput", "ParseResult", "Parser", "tree_decoder"]
 
-#: Sentences per forward pass of a learned network in :meth:`Parser.parse_many`.
+#: Sentences per forward pass of a learned network in :meth:`Parser.iter_parsed`.
 LEARNED_CHUNK = 32
 
 #: The encoder's passes (with a learned network: chunks of :data:`LEARNED_CHUNK` sentences and
@@ -337,7 +337,7 @@ class Parser:
             return float(got["pruner_dev_recall"]), True
         return None, False
 
-    def proves_all(self, n) -> bool:
+    def _proves_all(self, n) -> bool:
         """Is a sentence of ``n`` words decoded over all its arcs, so that its proof holds
         over every tree (an ``mst`` model; ``proof_over = "all"`` up to ``proof_max_words``
         words)?"""
@@ -396,7 +396,7 @@ class Parser:
         by branch and bound (:func:`~depparse.decode.bnb.decode_exact`), so that the tree is
         proved optimal; without it, dual decomposition stops at ``max_iter`` iterations with
         the best tree (Koo et al. 2010, Sec. 7.5).  The proof holds over the arcs decoded:
-        the pruner's kept arcs, or every arc of the sentence where :meth:`proves_all` (then
+        the pruner's kept arcs, or every arc of the sentence where :meth:`_proves_all` (then
         ``keep`` is not computed; a ``keep`` given is decoded over as it is), and
         ``ParseResult.optimal_over`` says which (``"pruned"`` or ``"all"``).
         """
@@ -406,7 +406,7 @@ class Parser:
         if keep is None:
             # --proof all: no pruning, so that the optimum is one over every tree (affordable
             # up to proof_max_words: benchmarks/results/proofs.md)
-            keep = (all_arcs(enc.n + 1) if self.proves_all(enc.n)
+            keep = (all_arcs(enc.n + 1) if self._proves_all(enc.n)
                     else self.keep_mask(enc, single))
         over_all = _every_arc(keep)
         parts = self.part_table(enc, keep, weights, dense,
@@ -453,7 +453,7 @@ class Parser:
         ``"XPOS"``, ``"LEMMA"``, ``"FEATS"``), which the model's tagger predicts first;
         DEPREL comes from the model's labeler (``_`` when the model has none).  ``vectors``:
         the words' encoder vectors of the contextual classes' layer, when the caller has
-        them (:meth:`parse_many`); computed here otherwise.  ``network``: the learned
+        them (:meth:`iter_parsed`); computed here otherwise.  ``network``: the learned
         network's outputs for the sentence (``Encoded.network``: computed with a batch of
         others, :meth:`iter_parsed`); computed for it alone otherwise.
         """
@@ -586,21 +586,13 @@ class Parser:
         rels = self.labels(enc, r.heads, True)
         return out.with_parse(r.heads, rels), res
 
-    def parse_many(self, sentences, **kw):
-        """:meth:`parse_one` of each sentence, in order (keywords: those of
-        :meth:`parse_one`), the encoder vectors of the contextual classes computed for many
-        sentences per forward pass (``Vocabularies.iter_context_vectors``: the vectors of one
-        sentence at a time, bit for bit where the BLAS allows, in about a third of the
-        time)."""
-        cols = tuple(kw.pop("tag_columns", ()))
-        return list(self.iter_parsed(((s, cols) for s in sentences), **kw))
-
     def iter_parsed(self, items, *, ahead: int = 0, **kw):
         """:meth:`parse_one` of each ``(sentence, tag_columns)`` pair of an iterable, in
         order, lazily: the sentences are taken from ``items`` as the encoder needs them (a
-        forward pass over a batch of them, :meth:`parse_many`), so that a stream of any
-        length is parsed in bounded memory.  Keywords: those of :meth:`parse_one` but
-        ``tag_columns`` and ``vectors``.
+        forward pass over a batch of them: ``Vocabularies.iter_context_vectors``, each
+        sentence's vectors those it gets alone, bit for bit where the BLAS allows), so that a
+        stream of any length is parsed in bounded memory.  Keywords: those of
+        :meth:`parse_one` but ``tag_columns``, ``vectors`` and ``network``.
 
         ``ahead`` > 0: the encoder's passes, the learned network's (a chunk of
         :data:`LEARNED_CHUNK` sentences each) and the reading of ``items`` they drive run on
