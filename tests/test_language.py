@@ -100,16 +100,24 @@ def _corpus(corpora_dir, treebank, split="test", k=40):
     return read_conllu(path)[:k]
 
 
-def test_german_through_english_warns_that_no_model_fits(corpora_dir):
+def test_finnish_through_english_warns_that_no_model_fits(corpora_dir):
     en = _profiled_entry("en")
-    de = _corpus(corpora_dir, "de_gsd")
-    fit = catalog.check_language(en.path, [sentence_text(s) for s in de])
+    fi = _corpus(corpora_dir, "fi_tdt")  # a language no model is shipped for
+    fit = catalog.check_language(en.path, [sentence_text(s) for s in fi])
     assert fit.chars >= catalog.LANGUAGE_ABSOLUTE_CHARS  # judged alone, not only by the others
     assert not fit.fits and fit.better is None
     assert fit.excess[en.name] > catalog.LANGUAGE_EXCESS
-    msg = fit.message("de.txt")
-    assert msg.startswith("de.txt: this does not look like the language of model en_ewt_gs")
+    msg = fit.message("fi.txt")
+    assert msg.startswith("fi.txt: this does not look like the language of model en_ewt_gs")
     assert "fits none of the models installed" in msg
+
+
+def test_german_through_english_names_the_german_model(corpora_dir):
+    """German, which fitted no model before de_gsd_gs shipped, now names it."""
+    en, de = _profiled_entry("en"), _profiled_entry("de")
+    fit = catalog.check_language(en.path, [sentence_text(s) for s in
+                                           _corpus(corpora_dir, "de_gsd")])
+    assert not fit.fits and fit.better == de
 
 
 def test_english_through_english_does_not_warn(corpora_dir):
@@ -146,20 +154,20 @@ def _write(sents, path):
 
 
 def test_parse_warns_on_stderr_and_in_the_report(corpora_dir, tmp_path):
-    """German text through the English model (the issue's case): a warning on stderr, the
-    finding in the report; English text: neither.  Portuguese CoNLL-U: ``-m pt``."""
+    """Text of a language no model has (Finnish) through the English model: a warning on
+    stderr, the finding in the report; English text: neither.  Portuguese CoNLL-U: ``-m pt``."""
     _profiled_entry("en")
     pt = _profiled_entry("pt")
-    de = _corpus(corpora_dir, "de_gsd", k=40)  # over LANGUAGE_SAMPLE_CHARS: judged alone
-    (tmp_path / "de.txt").write_text("\n\n".join(s.text for s in de) + "\n", encoding="utf-8")
-    rep = tmp_path / "de.json"
-    rc, _, err = run_cli(["parse", "--input", "text", tmp_path / "de.txt", "-m", "en",
-                          "-o", tmp_path / "de.conllu", "--report", rep])
+    fi = _corpus(corpora_dir, "fi_tdt", k=40)  # over LANGUAGE_SAMPLE_CHARS: judged alone
+    (tmp_path / "fi.txt").write_text("\n\n".join(s.text for s in fi) + "\n", encoding="utf-8")
+    rep = tmp_path / "fi.json"
+    rc, _, err = run_cli(["parse", "--input", "text", tmp_path / "fi.txt", "-m", "en",
+                          "-o", tmp_path / "fi.conllu", "--report", rep])
     assert rc == 0, err
     warned = [x for x in err.splitlines() if x.startswith("depparse: warning: ")]
     assert len(warned) == 1 and "does not look like the language of model en_ewt_gs" in \
         warned[0] and "fits none of the models installed" in warned[0], err
-    lang = json.loads(rep.read_text(encoding="utf-8"))["files"][str(tmp_path / "de.txt")][
+    lang = json.loads(rep.read_text(encoding="utf-8"))["files"][str(tmp_path / "fi.txt")][
         "language"]
     assert lang["fits"] is False and lang["better"] is None and lang["model"] == "en_ewt_gs"
     assert lang["warning"] == warned[0][len("depparse: warning: "):]
