@@ -231,9 +231,20 @@ NEW = {
     "vi": ("vi_vtb", "Vietnamese", "CC BY-SA 4.0"),
     "wo": ("wo_wtb", "Wolof", "CC BY-SA 4.0"),
 }
+
+
+def _default_spec(treebank: str, language: str, licence: str, **more) -> dict:
+    """The :data:`SHIPPED` entry of a treebank built by the default recipe (``more``:
+    other fields, e.g. another ``udpipe`` reference)."""
+    spec = {"treebank": treebank, **learned(treebank, "default"), "licence": licence,
+            "language": language, **more}
+    if "udpipe" not in spec:
+        spec["udpipe"] = _udpipe(treebank)
+    return spec
+
+
 for _lang, (_tb, _language, _licence) in NEW.items():
-    SHIPPED[_lang] = {"treebank": _tb, **learned(_tb, "default"), "licence": _licence,
-                      "language": _language, "udpipe": _udpipe(_tb)}
+    SHIPPED[_lang] = _default_spec(_tb, _language, _licence)
 
 #: UDPipe 1's published UD 2.5 figures (benchmarks/data/udpipe1_ud25.json): gold tokenization
 #: LAS, each model trained on its treebank's full train set.
@@ -255,10 +266,9 @@ DEV_ONLY = {
     "ko": ("ko_kaist", "Korean", "CC BY-SA 4.0"),
 }
 for _lang, (_tb, _language, _licence) in DEV_ONLY.items():
-    SHIPPED[_lang] = {"treebank": _tb, **learned(_tb, "default"), "licence": _licence,
-                      "language": _language, "dev_only": True,
-                      "udpipe": {"gold tokenization": UDPIPE1[_tb]},
-                      "reference": "UDPipe 1 (UD 2.5 model, published; full train set)"}
+    SHIPPED[_lang] = _default_spec(_tb, _language, _licence, dev_only=True,
+                                   udpipe={"gold tokenization": UDPIPE1[_tb]},
+                                   reference="UDPipe 1 (UD 2.5 model, published; full train set)")
 
 CARD_SPARSE = """# {name} — depparse's shipped {language} model
 
@@ -465,9 +475,10 @@ def main(argv=None):
                               "(each sentence scored by one that did not see it: "
                               "`--learned-folds`)")
     src = (corpora_dir() / code / "SOURCE")
+    train_words = sum(s.n for s in tr)
     common = dict(
         train_sents=(f"the first 90%: {len(tr)}" if held_out else len(tr)),
-        train_words=sum(s.n for s in tr),
+        train_words=train_words,
         source=src.read_text().strip() if src.exists() else f"UD {code}",
         settings=settings_text, seed=args.seed, total=m.info["total_seconds"],
         pruner=m.info["pruner_seconds"],
@@ -488,7 +499,7 @@ def main(argv=None):
                   "treebank has no dev file; the first 90% are the training data, as UDPipe "
                   "does)" if held_out else f"`{code}-ud-dev.conllu`"),
         train_file=f"{code}-ud-{'dev' if dev_only else 'train'}.conllu",
-        dev_only_text=(f": **trained on the dev split only ({sum(s.n for s in tr):,} words)**"
+        dev_only_text=(f": **trained on the dev split only ({train_words:,} words)**"
                        if dev_only else ""),
         feature_set=c.feature_set, labeler_kind=c.labeler_kind, storage=c.storage)
     fields = dict(common, lang=args.lang, name=out.stem, language=spec["language"],
