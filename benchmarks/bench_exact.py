@@ -155,7 +155,7 @@ def dev_tables(limit=None):
 
     p = depparse.load()
     sents = read_conllu(treebank_file("en_ewt", "dev"))[:limit]
-    return p, [p.part_table(p.model.vocab.encode(s)) for s in sents]
+    return p, [p.engine.part_table(p.model.vocab.encode(s)) for s in sents]
 
 
 def cmd_solvers(args):
@@ -255,14 +255,14 @@ def cmd_long(args):
 
     p = depparse.load()
     s = read_conllu(io.BytesIO(long_sentence(args.words).encode("utf-8")))[0]
-    p.parse_one(read_conllu(io.BytesIO(long_sentence(5).encode("utf-8")))[0])  # compile
+    p.engine.parse_one(read_conllu(io.BytesIO(long_sentence(5).encode("utf-8")))[0])  # compile
     enc = p.model.vocab.encode(s)
     default = p.decoding
     for name, dec in (("proof", default), ("--no-proof (K = 5000)",
                                             dataclasses.replace(default, proof=False))):
         p.set_decoding(dec)
         t0 = time.perf_counter()
-        r = p.decode(enc)
+        r = p.engine.decode(enc)
         dt = time.perf_counter() - t0
         print(f"{s.n} words, {name}: {dt:.2f} s (decode, pruning and part scores included); "
               f"proof {r.proof}, certificate {r.certificate}, first-run iterations "

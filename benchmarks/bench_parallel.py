@@ -169,7 +169,7 @@ def _uas(model, dev, max_iter):
     enc = model.vocab.encode
     correct = total = 0
     for s in dev:
-        r = p.decode(enc(s), max_iter=max_iter)
+        r = p.engine.decode(enc(s), max_iter=max_iter)
         correct += int((r.heads[1:] == np.asarray(s.heads[1:])).sum())
         total += s.n
     return 100.0 * correct / total

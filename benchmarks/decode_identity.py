@@ -22,7 +22,7 @@ with both step rules and for AD3, and of :class:`~depparse.decode.ExactResult` f
 proofs with both solvers and both split rules.
 
 Joint tagging and parsing (:mod:`depparse.decode.joint`): the first :data:`JOINT_SENTENCES`
-dev sentences (of ``--limit``) through ``Parser.joint_table`` (the tagger's candidate UPOS,
+dev sentences (of ``--limit``) through ``Engine.joint_table`` (the tagger's candidate UPOS,
 the defaults of ``JointSettings``), decoded by ``decode_joint`` (proofs) and by
 ``joint_decompose`` (K = 5000, no proofs), and random joint tables (every model, ties,
 forbidden arcs and candidates, one to three candidates per word) under ``joint_decompose``
@@ -162,14 +162,14 @@ def record_dev(limit=None) -> dict:
     vocab = parser.model.vocab
     encs = [vocab.encode(s, v) for s, v in zip(sents, vocab.iter_context_vectors(sents),
                                                  strict=True)]
-    keeps = [parser.keep_mask(e) for e in encs]
+    keeps = [parser.engine.keep_mask(e) for e in encs]
     out = {}
     default = parser.decoding
     for name, dec in decodings(default).items():
         parser.set_decoding(dec)
         t0 = time.perf_counter()
         stop = AD3_NO_PROOF_SENTENCES if name == "ad3-no-proof" else len(encs)
-        out[name] = [parse_record(parser.decode(e, keep=k, trace=True))
+        out[name] = [parse_record(parser.engine.decode(e, keep=k, trace=True))
                      for e, k in zip(encs[:stop], keeps[:stop], strict=True)]
         print(f"{name}: {len(out[name])} sentences in {time.perf_counter() - t0:.1f} s",
               file=sys.stderr, flush=True)
@@ -184,7 +184,7 @@ def record_dev_joint(parser, sents) -> dict:
 
     d = parser.decoding
     t0 = time.perf_counter()
-    tables = [parser.joint_table(s, single_root=d.single_root) for s in sents]
+    tables = [parser.engine.joint_table(s, single_root=d.single_root) for s in sents]
     print(f"joint tables: {len(tables)} sentences in {time.perf_counter() - t0:.1f} s",
           file=sys.stderr, flush=True)
     kw = dict(alpha=d.alpha, single_root=d.single_root, projective=d.projective)
@@ -402,15 +402,15 @@ def cmd_compile(args):
     long = max(sents[:200], key=lambda s: s.n)
     show("import + load")
     enc = parser.model.vocab.encode(long)
-    keep = parser.keep_mask(enc)
+    keep = parser.engine.keep_mask(enc)
     show("first encode + candidate arcs")
-    parser.part_table(enc, keep)
+    parser.engine.part_table(enc, keep)
     show("first part table (fill_scores)")
     default = parser.decoding
     total = 0.0
     for name, dec in decodings(default).items():
         parser.set_decoding(dec)
-        parser.decode(enc, keep=keep)
+        parser.engine.decode(enc, keep=keep)
         total += show(f"first decode, {name}")
     parser.set_decoding(default)
     from depparse.decode import compile_dense, decode_exact
@@ -422,7 +422,7 @@ def cmd_compile(args):
                                rng.standard_normal((N, N, N, N + 1)),
                                rng.standard_normal((N, N, N))), budget=3)
     total += show("first proof of a head-bigram table")
-    parser.decode(enc, keep=keep)
+    parser.engine.decode(enc, keep=keep)
     show("second decode, default")
     print(f"total compile of decoding: {total:.1f} s CPU; load {os.getloadavg()[0]:.1f}")
 
@@ -438,7 +438,7 @@ def cmd_time(args):
     d = parser.decoding
     sents = read_conllu(treebank_file("en_ewt", "dev"))[:args.limit]
     vocab = parser.model.vocab
-    tables = [parser.part_table(vocab.encode(s, v))
+    tables = [parser.engine.part_table(vocab.encode(s, v))
               for s, v in zip(sents, vocab.iter_context_vectors(sents), strict=True)]
     kw = dict(alpha=d.alpha, single_root=d.single_root, projective=d.projective)
     runs = {"default (proofs)": lambda t: decode_exact(t, budget=d.first_budget(t.n),
@@ -450,7 +450,7 @@ def cmd_time(args):
         f(tables[0])  # compile
     print(f"depparse from {depparse.__file__}; {len(tables)} sentences; load "
           f"{os.getloadavg()[0]:.1f}")
-    joint = [parser.joint_table(s, single_root=d.single_root)
+    joint = [parser.engine.joint_table(s, single_root=d.single_root)
              for s in sents[:JOINT_SENTENCES]]
     jruns = {f"joint (proofs, {len(joint)} sentences)": lambda ji: decode_joint(
                  ji.parts, ji.tags, budget=d.first_budget(ji.parts.n), **kw),

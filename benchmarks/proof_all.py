@@ -71,7 +71,7 @@ def pruner_part(out):
             hit = kept = words = 0
             t0 = time.perf_counter()
             for s, e in zip(sents, encs, strict=True):
-                k = p.keep_mask(e)
+                k = p.engine.keep_mask(e)
                 hit += int(k[s.heads[1:], np.arange(1, e.n + 1)].sum())
                 kept += int(k.sum())
                 words += e.n
@@ -200,9 +200,9 @@ def long_part(out):
         joined = _join(ss)
         enc = p.model.vocab.encode(joined)
         row = {"n": joined.n}
-        for name, keep in (("pruned", p.keep_mask(enc)), ("all", all_arcs(joined.n + 1))):
+        for name, keep in (("pruned", p.engine.keep_mask(enc)), ("all", all_arcs(joined.n + 1))):
             t0 = time.perf_counter()
-            parts = p.part_table(enc, keep)
+            parts = p.engine.part_table(enc, keep)
             t1 = time.perf_counter()
             r = decode_exact(parts, budget=p.decoding.first_budget(joined.n), single_root=True,
                              history=False)

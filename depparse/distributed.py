@@ -123,7 +123,7 @@ def _parse_shard(parser, shard, kw):
     """Worker task: ``(heads, rels, ParseResult)`` of every sentence of a shard."""
     out = []
     for s in shard:
-        parsed, r = parser.parse_one(s, **kw)
+        parsed, r = parser.engine.parse_one(s, **kw)
         out.append((parsed.heads, parsed.rels, r))
     return out
 
@@ -339,7 +339,7 @@ def iter_parse_files(parser, inputs, client_or_address, shard_dir, *, kind="conl
     report : bool
         Also write each shard's report entries (``--report``).
     max_iter, single_root, time_limit, trace
-        As in :meth:`~depparse.inference.parser.Parser.parse_one`.
+        As in :meth:`~depparse.inference.engine.Engine.parse_one`.
     shard_bytes : int, optional
         Nominal shard size (default :func:`~depparse.shards.shard_bytes_for`; a resumed run
         keeps the stopped run's).

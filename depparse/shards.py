@@ -26,7 +26,7 @@ Parsing (:func:`parse_shard`, a worker's task)
     file's first sentence, in whichever shard it is, gets ``# newdoc``);
     tagged by :meth:`~depparse.inference.columns.ColumnPolicy.assign` with the file's
     columns decided by the client from the file's first sentences (``task.columns``, the
-    decision of a local run); parsed by :meth:`~depparse.inference.parser.Parser.iter_parsed`.
+    decision of a local run); parsed by :meth:`~depparse.inference.engine.Engine.iter_parsed`.
     The shard file is written to a temporary name and renamed, then its *meta* file (counts,
     what the joining needs) likewise: a shard is complete when its meta file is there, and a
     task that runs twice (its worker died, the scheduler ran it again; or a resumed run) only
@@ -364,7 +364,7 @@ def parse_shard(parser, task: ShardTask, settings: dict) -> dict:
     settings : dict
         ``kind`` (``"conllu"`` or ``"text"``), ``retag``, ``skip_bad``, ``report`` (also
         write the shard's report entries), ``kw`` (the keywords of
-        :meth:`~depparse.inference.parser.Parser.parse_one`: ``max_iter``, ``single_root``,
+        :meth:`~depparse.inference.engine.Engine.parse_one`: ``max_iter``, ``single_root``,
         ``time_limit``, ``trace``), ``fingerprint`` (what identifies the run, kept in the
         meta file for ``--resume``).
 

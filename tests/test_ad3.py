@@ -128,7 +128,7 @@ def test_ad3_and_subgradient_agree_on_certified_dev_sentences(shipped_dev):
     single = p.decoding.single_root
     both = 0
     for s in dev[:60]:
-        parts = p.part_table(p.model.vocab.encode(s))
+        parts = p.engine.part_table(p.model.vocab.encode(s))
         a = ad3_decompose(parts, single_root=single, max_iter=500)
         g = dual_decompose(parts, single_root=single, max_iter=5000)
         if a.certificate and g.certificate:

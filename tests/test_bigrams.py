@@ -317,15 +317,15 @@ def test_gsh_learns_synthetic_grammar_and_round_trips(tmp_path):
     assert m.config.model == "gsh" and m.config.head_bigrams and m.config.order == 2
     p = Parser(m)
     for data in (tr, te):
-        res = p.parse_heads(data)
+        res = p.engine.parse_heads(data)
         assert all(r.optimal for r in res)
         wrong = sum(int((r.heads[1:] != np.asarray(s.heads)[1:]).sum())
                     for r, s in zip(res, data, strict=True))
         assert wrong == 0
     # the head-bigram weights are part of the model: without them the parts differ
     e = m.vocab.encode(te[0])
-    keep = p.keep_mask(e)
-    pt = p.part_table(e, keep)
+    keep = p.engine.keep_mask(e)
+    pt = p.engine.part_table(e, keep)
     assert pt.bigrams and np.abs(pt.hb).sum() > 0
     path = tmp_path / "gsh.npz"
     m.save(path)
@@ -333,7 +333,7 @@ def test_gsh_learns_synthetic_grammar_and_round_trips(tmp_path):
 
     q = load(path)
     assert q.config.model == "gsh"
-    assert [list(r.heads) for r in q.parse_heads(te)] == [list(r.heads) for r in res]
+    assert [list(r.heads) for r in q.engine.parse_heads(te)] == [list(r.heads) for r in res]
     # the command line refuses AD3 for it: exit 2, no output written
     src = tmp_path / "in.conllu"
     src.write_text(synthetic.conllu_text(3, seed=2))
@@ -405,7 +405,7 @@ def test_gsh_learns_from_real_treebank_slice(corpora_dir):
     for model in ("gs", "gsh"):
         m = train(tr, None, model=model, bits=20, pruner_bits=18, epochs=4, seed=0,
                   progress=False)
-        res = Parser(m).parse_heads(dev)
+        res = Parser(m).engine.parse_heads(dev)
         assert all(r.optimal for r in res)
         uas[model] = sum(int((r.heads[1:] == np.asarray(s.heads)[1:]).sum())
                          for r, s in zip(res, dev, strict=True)) / sum(s.n for s in dev)

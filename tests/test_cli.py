@@ -58,7 +58,7 @@ def test_train_writes_a_loadable_model(syn):
 
     p = depparse.load(syn.model)
     assert p.config.model == "sib" and p.config.bits == 16
-    assert p.labeler is not None
+    assert p.engine.labeler is not None
     assert not list(syn.dir.glob(".*.tmp")), "temporary files left behind"
 
 

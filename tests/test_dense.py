@@ -342,13 +342,14 @@ def test_dense_model_trains_saves_loads_and_resumes(tmp_path):
     full.save(tmp_path / "m.npz")
     p = load(tmp_path / "m.npz")
     mem = Parser(full)
-    assert p.dense is not None and p.dense.layout == DenseLayout(384, 2)
+    a, b = p.engine, mem.engine
+    assert a.dense is not None and a.dense.layout == DenseLayout(384, 2)
     for s in te[:5]:
         e = p.model.vocab.encode(s)
         assert e.vectors.shape == (s.n, 384)
-        keep = p.keep_mask(e)
-        np.testing.assert_array_equal(p.dense.scores(e, keep), mem.dense.scores(e, keep))
-        np.testing.assert_allclose(p.part_table(e, keep).arc, mem.part_table(e, keep).arc,
+        keep = a.keep_mask(e)
+        np.testing.assert_array_equal(a.dense.scores(e, keep), b.dense.scores(e, keep))
+        np.testing.assert_allclose(a.part_table(e, keep).arc, b.part_table(e, keep).arc,
                                    atol=0.01)
     assert [s.heads.tolist() for s in p.parse(te)] == [s.heads.tolist() for s in mem.parse(te)]
     # a model whose configuration asks for the term but has no component is refused
@@ -388,13 +389,13 @@ def test_encoder_runs_once_for_classes_and_dense_vectors(monkeypatch):
 def test_models_without_dense_term_parse_as_before(name):
     fixture = json.loads((DATA / "parse_fixture.json").read_text())[name]
     p = load(DATA / f"parse_fixture_{name}.npz")
-    assert p.dense is None and p.model.vocab.vector_layer == 0
+    assert p.engine.dense is None and p.model.vocab.vector_layer == 0
     test = synthetic.sentences(30, seed=12)
     h = hashlib.sha256()
     for s in test:
         e = p.model.vocab.encode(s)
         assert e.vectors is None
-        t = p.part_table(e)
+        t = p.engine.part_table(e)
         h.update(t.arc.tobytes())
         h.update(t.tab.tobytes())
     assert h.hexdigest() == fixture["parts_sha256"]

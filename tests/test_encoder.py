@@ -335,7 +335,7 @@ def test_parse_encodes_many_sentences_per_pass_with_the_same_results(monkeypatch
     for s, v in zip(sents, vecs, strict=True):
         assert_rows_equal(v, enc.word_vectors(s.forms[1:]), ENCODER_TOL)
         assert np.array_equal(vocab.encode(s, v).cluster, vocab.encode(s).cluster)
-    alone = [p.parse_one(s) for s in sents]
+    alone = [p.engine.parse_one(s) for s in sents]
     windows = []
     real = minilm.MiniLM._forward
     monkeypatch.setattr(minilm.MiniLM, "_forward", lambda self, w, keep=None:
@@ -373,7 +373,7 @@ def test_parse_with_tagging_uses_the_batched_vectors_as_one_at_a_time(tagger_lay
                                         encoder_layer=tagger_layer).to_component()
     p = Parser(m)
     sents = synthetic.sentences(20, seed=12)
-    alone = [p.parse_one(s, tag_columns=tuple(TAG_COLUMNS)) for s in sents]
+    alone = [p.engine.parse_one(s, tag_columns=tuple(TAG_COLUMNS)) for s in sents]
     got = p.parse_results(sents, retag=True)
     for (x, rx), (y, ry) in zip(got, alone, strict=True):
         assert list(x.upos) == list(y.upos) and list(x.lemmas) == list(y.lemmas)

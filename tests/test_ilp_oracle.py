@@ -59,8 +59,8 @@ def check_sentences(parser, sents, budgets):
     try:
         for s in sents:
             enc = parser.model.vocab.encode(s)
-            keep = parser.keep_mask(enc)
-            parts = parser.part_table(enc, keep)
+            keep = parser.engine.keep_mask(enc)
+            parts = parser.engine.part_table(enc, keep)
             arrays = parts.arrays()
             ih, val, _ = ilp_best(*arrays, single)
             tol = REL * max(1.0, abs(val))
@@ -70,7 +70,7 @@ def check_sentences(parser, sents, budgets):
                     parser.set_decoding(orig)
                 else:
                     parser.set_decoding(orig, budget=b, budget_per_word=0)
-                r = parser.decode(enc, keep=keep)
+                r = parser.engine.decode(enc, keep=keep)
                 ctx = (s.sent_id, s.n, b, r.proof, r.nodes)
                 assert r.optimal and r.proof in PROOFS, ctx
                 score = table_score(r.heads, *arrays)
@@ -97,7 +97,7 @@ def test_shipped_model_dev_300_and_every_uncertified_equal_ilp(shipped_dev):
     d = parser.decoding
     hard = []
     for i, s in enumerate(dev):
-        parts = parser.part_table(parser.model.vocab.encode(s))
+        parts = parser.engine.part_table(parser.model.vocab.encode(s))
         r = dual_decompose(parts, alpha=d.alpha, max_iter=5000, single_root=d.single_root)
         if not r.certificate:
             hard.append(i)
@@ -154,10 +154,10 @@ def test_shipped_model_joint_analyses_equal_ilp(shipped_dev):
     try:
         parser.set_joint(weight=0.05, k=3, margin=40.0)
         for s in dev[:30]:
-            ji = parser.joint_table(s, single_root=single)
+            ji = parser.engine.joint_table(s, single_root=single)
             _, _, val, _ = ilp_best(*ji.parts.arrays(), single, tags=_tag_tuple(ji.tags))
             tol = REL * max(1.0, abs(val))
-            pipe = parser.decode(ji.enc, keep=ji.keep)
+            pipe = parser.engine.decode(ji.enc, keep=ji.keep)
             zero = np.zeros(s.n + 1, dtype=np.int64)
             f_pipe = joint_score(ji.parts, ji.tags, pipe.heads, zero)
             assert f_pipe <= val + tol

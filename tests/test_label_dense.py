@@ -145,7 +145,7 @@ def test_trained_model_with_labeler_dense_round_trip(tmp_path):
     assert m.components["label_dense"].arrays["W"].shape == (2, len(m.vocab.deprel), 3 * 384)
     m.save(tmp_path / "m.npz")
     p, mem = load(tmp_path / "m.npz"), Parser(m)
-    assert p.labeler.dense is not None
+    assert p.engine.labeler.dense is not None
     got = [list(s.rels) for s in p.parse(te)]
     assert got == [list(s.rels) for s in mem.parse(te)]
     right = sum(a == b for s, g in zip(te, got, strict=True) for a, b in zip(s.rels[1:], g[1:],

@@ -217,7 +217,7 @@ def test_perceptron_learns_synthetic_grammar_exactly(model):
               pruner_folds=2)
     p = Parser(m)
     for data in (tr, te):
-        res = p.parse_heads(data)
+        res = p.engine.parse_heads(data)
         wrong = sum(int((r.heads[1:] != np.asarray(s.heads)[1:]).sum())
                     for r, s in zip(res, data, strict=True))
         assert wrong == 0
@@ -271,7 +271,7 @@ def test_learns_from_real_treebank_slice(corpora_dir):
     tr = read_conllu(corpora_dir / "en_ewt" / "en_ewt-ud-train.conllu")[:300]
     dev = read_conllu(corpora_dir / "en_ewt" / "en_ewt-ud-dev.conllu")[:300]
     m = train(tr, None, model="gs", bits=20, pruner_bits=18, epochs=4, seed=0, progress=False)
-    res = Parser(m).parse_heads(dev, max_iter=500)
+    res = Parser(m).engine.parse_heads(dev, max_iter=500)
     words = sum(s.n for s in dev)
     uas = sum(int((r.heads[1:] == np.asarray(s.heads)[1:]).sum())
               for r, s in zip(res, dev, strict=True)) / words

@@ -404,7 +404,7 @@ def test_parse_with_the_network_ahead_is_the_same_as_one_thread(tiny, monkeypatc
     import threading
 
     from depparse.features import network
-    from depparse.inference.parser import LEARNED_CHUNK
+    from depparse.inference.engine import LEARNED_CHUNK
 
     _, parser, _ = tiny
     sents = synthetic.sentences(2 * LEARNED_CHUNK + 5, seed=4)  # three chunks
@@ -434,13 +434,14 @@ def test_part_table_holds_sparse_plus_learned_scores(tiny):
     of the NumPy forward pass of the stored network; the transition tables are untouched."""
     _, parser, dev = tiny
     enc = parser.model.vocab.encode(dev[0])
-    keep = parser.keep_mask(enc)
-    with_net = parser.part_table(enc, keep)
-    net, parser.learned = parser.learned, None
+    keep = parser.engine.keep_mask(enc)
+    with_net = parser.engine.part_table(enc, keep)
+    engine = parser.engine
+    net, engine.learned = engine.learned, None
     try:
-        without = parser.part_table(enc, keep)
+        without = engine.part_table(enc, keep)
     finally:
-        parser.learned = net
+        engine.learned = net
     r, b = net.represent([net.item(enc)])
     lp = log_softmax_heads(np, arc_scores(np, net.params, r, b["lengths"]))[0]
     np.testing.assert_allclose(with_net.arc[keep], without.arc[keep] + lp[keep], rtol=1e-12)
@@ -460,8 +461,8 @@ def test_decoding_with_learned_scores_equals_brute_force(tiny):
         keep = np.ones((s.n + 1, s.n + 1), dtype=bool)
         keep[:, 0] = False
         np.fill_diagonal(keep, False)
-        parts = parser.part_table(enc, keep)
-        r = parser.decode(enc, keep=keep)
+        parts = parser.engine.part_table(enc, keep)
+        r = parser.engine.decode(enc, keep=keep)
         assert r.optimal
         a = parts.arrays()
         best = max(table_score(t, *a) for t in all_trees(s.n, single_root=True))
@@ -548,57 +549,57 @@ def test_labels_are_the_product_of_labeler_and_network(tiny):
     weight 0 is the labeler alone, a weight that swamps the labeler's scores gives the
     network's own best label of every arc."""
     _, parser, dev = tiny
-    net, vocab, lab = parser.learned, parser.model.vocab, parser.labeler
-    assert parser.label_weight == parser.model.config.learned_label_weight > 0
+    net, vocab, lab = parser.learned, parser.model.vocab, parser.engine.labeler
+    assert parser.engine.label_weight == parser.model.config.learned_label_weight > 0
     # a model without its own weight for given tags uses the one weight for both
     assert parser.model.config.learned_label_weight_given is None
-    assert parser.label_weight_given == parser.label_weight
-    old = parser.label_weight
+    assert parser.engine.label_weight_given == parser.engine.label_weight
+    old = parser.engine.label_weight
     differ = 0
     try:
         for s in dev:
             enc = vocab.encode(s)
             lp = net.label_logprobs(enc, s.heads)
-            parser.set_experts(label=0.0)
-            alone = parser.labels(enc, s.heads, True)
+            parser.engine.set_experts(label=0.0)
+            alone = parser.engine.labels(enc, s.heads, True)
             assert list(alone) == list(lab.label_strings(enc, s.heads))
-            parser.set_experts(label=old)
-            assert list(parser.labels(enc, s.heads, True)) == list(
+            parser.engine.set_experts(label=old)
+            assert list(parser.engine.labels(enc, s.heads, True)) == list(
                 lab.label_strings(enc, s.heads, old * lp))
-            parser.set_experts(label=1e6)
-            swamped = parser.labels(enc, s.heads, True)
+            parser.engine.set_experts(label=1e6)
+            swamped = parser.engine.labels(enc, s.heads, True)
             assert list(swamped[1:]) == [vocab.deprel.items[j] for j in lp[1:].argmax(-1)]
             # tags given: the other weight (here 0: the labeler alone)
-            parser.set_experts(label_given=0.0)
-            assert list(parser.labels(enc, s.heads, False)) == list(alone)
-            parser.set_experts(label_given=old)
+            parser.engine.set_experts(label_given=0.0)
+            assert list(parser.engine.labels(enc, s.heads, False)) == list(alone)
+            parser.engine.set_experts(label_given=old)
             differ += sum(a != b for a, b in zip(alone[1:], swamped[1:], strict=True))
     finally:
-        parser.set_experts(label=old, label_given=old)
+        parser.engine.set_experts(label=old, label_given=old)
     assert differ > 0  # the two experts disagree somewhere, so the test can tell them apart
 
 
 def test_set_experts_sets_checks_and_gives_back_the_weights(tiny):
-    """Parser.set_experts: the one way to weigh the network's views otherwise; it returns
+    """Engine.set_experts: the one way to weigh the network's views otherwise; it returns
     the weights before (to go back with), refuses a bad weight and then changes nothing."""
     from depparse.errors import UsageError
 
     _, parser, _ = tiny
-    old = parser.set_experts()
-    assert old == dict(tag=parser.tag_weight, label=parser.label_weight,
-                       arc=parser.arc_weight, label_given=parser.label_weight_given,
-                       arc_given=parser.arc_weight_given)
+    old = parser.engine.set_experts()
+    assert old == dict(tag=parser.engine.tag_weight, label=parser.engine.label_weight,
+                       arc=parser.engine.arc_weight, label_given=parser.engine.label_weight_given,
+                       arc_given=parser.engine.arc_weight_given)
     try:
-        assert parser.set_experts(label=3.0, arc_given=2.0) == old
-        assert (parser.label_weight, parser.arc_weight_given) == (3.0, 2.0)
-        assert parser.tag_weight == old["tag"] and parser.arc_weight == old["arc"]
+        assert parser.engine.set_experts(label=3.0, arc_given=2.0) == old
+        assert (parser.engine.label_weight, parser.engine.arc_weight_given) == (3.0, 2.0)
+        assert parser.engine.tag_weight == old["tag"] and parser.engine.arc_weight == old["arc"]
         for bad in (dict(tag=-1.0), dict(arc=float("nan")), dict(label=float("inf"))):
             with pytest.raises(UsageError, match="must be finite"):
-                parser.set_experts(label_given=5.0, **bad)
-            assert parser.label_weight_given == old["label_given"]
+                parser.engine.set_experts(label_given=5.0, **bad)
+            assert parser.engine.label_weight_given == old["label_given"]
     finally:
-        parser.set_experts(**old)
-    assert parser.set_experts() == old
+        parser.engine.set_experts(**old)
+    assert parser.engine.set_experts() == old
 
 
 def test_upos_is_the_product_of_tagger_and_network(tiny):
@@ -610,32 +611,32 @@ def test_upos_is_the_product_of_tagger_and_network(tiny):
 
     _, parser, dev = tiny
     tg, net, vocab = parser.tagger, parser.learned, parser.model.vocab
-    assert parser.tag_weight == parser.model.config.learned_tag_weight > 0
+    assert parser.engine.tag_weight == parser.model.config.learned_tag_weight > 0
     blank = [s.with_tags(upos=np.array(["_"] * (s.n + 1), dtype=object)) for s in dev]
-    old = parser.tag_weight
+    old = parser.engine.tag_weight
     try:
         parsed = parser.parse(blank)  # the file lacks UPOS: the tagger predicts it
         for s, out in zip(blank, parsed, strict=True):
-            lp = net.tag_logprobs(vocab.encode(s))[:, parser._net_upos]
+            lp = net.tag_logprobs(vocab.encode(s))[:, parser.engine._net_upos]
             lat = tg.upos_lattice(s.forms, None, old * lp)
             want = viterbi(lat.emit, lat.ptr, lat.ids, tg.tasks["upos"].trans)
             assert list(out.upos[1:]) == [tg.upos[t] for t in want[1:]]
-        parser.set_experts(tag=1e6)
+        parser.engine.set_experts(tag=1e6)
         differ = 0
         for s in blank:
             lp = net.tag_logprobs(vocab.encode(s))
-            got = parser._tag_extra(s)
+            got = parser.engine._tag_extra(s)
             assert got.shape == (s.n + 1, len(tg.upos))
-            out, _ = parser.parse_one(s, tag_columns=("UPOS",))
+            out, _ = parser.engine.parse_one(s, tag_columns=("UPOS",))
             assert list(out.upos[1:]) == [vocab.upos.items[j] for j in
-                                          parser._net_upos[got[1:].argmax(-1)]]
-            parser.set_experts(tag=0.0)
-            alone, _ = parser.parse_one(s, tag_columns=("UPOS",))
+                                          parser.engine._net_upos[got[1:].argmax(-1)]]
+            parser.engine.set_experts(tag=0.0)
+            alone, _ = parser.engine.parse_one(s, tag_columns=("UPOS",))
             assert list(alone.upos) == list(tg.tag_forms(s.forms)[1])
             differ += sum(a != b for a, b in zip(alone.upos[1:], out.upos[1:], strict=True))
-            parser.set_experts(tag=1e6)
+            parser.engine.set_experts(tag=1e6)
     finally:
-        parser.set_experts(tag=old)
+        parser.engine.set_experts(tag=old)
     assert differ > 0
 
 
@@ -665,19 +666,19 @@ def test_arc_scores_are_weighted_at_parse_time(tiny):
 
     _, parser, dev = tiny
     net, model = parser.learned, parser.model
-    assert parser.arc_weight == parser.arc_weight_given == 1.0
+    assert parser.engine.arc_weight == parser.engine.arc_weight_given == 1.0
     for s in dev[:3]:
         enc = model.vocab.encode(s)
-        keep = parser.keep_mask(enc)
-        alone = parser.part_table(enc, keep, arc_weight=0.0).arc
+        keep = parser.engine.keep_mask(enc)
+        alone = parser.engine.part_table(enc, keep, arc_weight=0.0).arc
         lp = net.arc_logprobs(enc)
         for w in (1.0, 2.5):
-            got = parser.part_table(enc, keep, arc_weight=w).arc
+            got = parser.engine.part_table(enc, keep, arc_weight=w).arc
             np.testing.assert_allclose(got[keep], alone[keep] + w * net.scale * lp[keep],
                                        rtol=1e-12, atol=1e-9)
         # the default is the model's own as it was trained beside: 1
-        assert np.array_equal(parser.part_table(enc, keep).arc,
-                              parser.part_table(enc, keep, arc_weight=1.0).arc)
+        assert np.array_equal(parser.engine.part_table(enc, keep).arc,
+                              parser.engine.part_table(enc, keep, arc_weight=1.0).arc)
 
     def trees(data, **weights):
         p = Parser(dataclasses.replace(model, config=dataclasses.replace(model.config,
@@ -688,7 +689,7 @@ def test_arc_scores_are_weighted_at_parse_time(tiny):
     own_given, _ = trees(dev)
     own_pred, _ = trees(blank)
     got, p = trees(dev, learned_arc_weight=1e3)
-    assert p.arc_weight_given == 1e3  # no weight of its own for given tags: the one weight
+    assert p.engine.arc_weight_given == 1e3  # no weight of its own for given tags: the one weight
     swamped_given = got
     assert swamped_given != own_given
     # each weight acts only on its own kind of sentence
@@ -792,7 +793,7 @@ def test_expert_weights_chosen_on_dev_are_the_best_pair(tiny):
             model.config, learned_label_weight_given=w))
         p = Parser(m)
         encs = [m.vocab.encode(s) for s in dev]
-        triples = [(e, np.asarray(s.heads), p.keep_mask(e)) for e, s in zip(encs, dev,
+        triples = [(e, np.asarray(s.heads), p.engine.keep_mask(e)) for e, s in zip(encs, dev,
                                                                            strict=True)]
         las = final_dev(m, triples, dev)["las"]
         assert las == evaluate(dev, p.parse(dev)).las

@@ -21,6 +21,7 @@ from fixtures_models import conllu_bytes, run_cli, run_subprocess
 
 import depparse
 from depparse.conllu import read_conllu
+from depparse.inference.engine import Engine
 from depparse.inference.parallel import WorkerDiedError, chunk_bounds, parse_parallel
 
 # ---------------------------------------------------------------------------------------
@@ -84,12 +85,12 @@ def _die(self, sentence, **kw):
     return _orig_parse_one(self, sentence, **kw)
 
 
-_orig_parse_one = depparse.Parser.parse_one
+_orig_parse_one = Engine.parse_one
 
 
 @pytest.mark.skipif("fork" not in mp.get_all_start_methods(), reason="needs fork")
 def test_worker_exception_is_reraised(parser, sents, monkeypatch):
-    monkeypatch.setattr(depparse.Parser, "parse_one", _boom)
+    monkeypatch.setattr(Engine, "parse_one", _boom)
     with pytest.raises(ValueError, match="boom in worker"):
         parse_parallel(parser, sents, 2, {}, chunk_size=4)
     assert not mp.active_children()
@@ -97,7 +98,7 @@ def test_worker_exception_is_reraised(parser, sents, monkeypatch):
 
 @pytest.mark.skipif("fork" not in mp.get_all_start_methods(), reason="needs fork")
 def test_worker_death_is_a_clean_error(parser, sents, monkeypatch):
-    monkeypatch.setattr(depparse.Parser, "parse_one", _die)
+    monkeypatch.setattr(Engine, "parse_one", _die)
     with pytest.raises(WorkerDiedError, match="worker process died"):
         parse_parallel(parser, sents, 2, {}, chunk_size=4)
     assert not mp.active_children()
@@ -107,7 +108,7 @@ def test_worker_death_is_a_clean_error(parser, sents, monkeypatch):
 def test_cli_worker_errors(syn, tmp_path, monkeypatch):
     out = tmp_path / "out.conllu"
     for fn in (_boom, _die):
-        monkeypatch.setattr(depparse.Parser, "parse_one", fn)
+        monkeypatch.setattr(Engine, "parse_one", fn)
         rc, stdout, err = run_cli(["parse", syn.test, "--model", syn.model, "-o", out,
                                    "--jobs", "2", "--force"])  # (the first run's is kept)
         assert rc == 1, err

@@ -96,23 +96,23 @@ def test_multi_root_and_max_iter(tiny_model):
     N = enc.n + 1
     root_only = np.zeros((N, N), dtype=bool)
     root_only[0, 1:] = True
-    r = p.decode(enc, keep=root_only, single_root=False)
+    r = p.engine.decode(enc, keep=root_only, single_root=False)
     assert (r.heads[1:] == 0).all() and N - 1 > 1
     with pytest.raises(NoSpanningTreeError):
-        p.decode(enc, keep=root_only, single_root=True)
+        p.engine.decode(enc, keep=root_only, single_root=True)
 
 
 def test_set_pruning_prunes_harder_and_trees_stay_valid(tiny_model):
     p = depparse.load(tiny_model)
     te = synthetic.sentences(8, seed=17)
     enc = [p.model.vocab.encode(s) for s in te]
-    default = [p.keep_mask(e) for e in enc]
+    default = [p.engine.keep_mask(e) for e in enc]
     p.set_pruning(threshold=1.0, max_heads=1)
     assert (p.decoding.prune_threshold, p.decoding.prune_max_heads) == (1.0, 1)
     assert p.model.decoding.prune_threshold == DecodeConfig().prune_threshold  # model unchanged
     tighter = 0
     for e, k0 in zip(enc, default, strict=True):
-        k = p.keep_mask(e)
+        k = p.engine.keep_mask(e)
         assert not (k & ~k0).any()  # a subset of the default candidates
         # per word: its best head by marginal, plus its head in the pruner's best tree
         assert (k.sum(axis=0)[1:] <= 2).all()
@@ -221,7 +221,7 @@ SHIPPED = models_dir() / "en_ewt_gs.npz"
 @pytest.mark.skipif(not SHIPPED.exists(), reason="shipped model models/en_ewt_gs.npz absent")
 def test_shipped_model_parses_sample_and_demo_runs(tmp_path, capsys):
     p = depparse.load()
-    assert isinstance(p, Parser) and p.config.model == "gs" and p.labeler is not None
+    assert isinstance(p, Parser) and p.config.model == "gs" and p.engine.labeler is not None
     sample = read_conllu(REPO_ROOT / "corpora" / "sample.conllu")
     for s in p.parse(sample):
         assert validate_tree(s, single_root=True) is None

@@ -28,9 +28,9 @@ def _extra_arcs(parser, enc, arc_weight):
     N = enc.n + 1
     extra = np.zeros((N, N))
     keep = all_arcs(N)
-    if parser.dense is not None:
+    if parser.engine.dense is not None:
         assert parser.config.dense_parts == "arc"  # (else the oracle misses their parts)
-        parser.dense.add_scores(enc, keep, extra)
+        parser.engine.dense.add_scores(enc, keep, extra)
     if parser.learned is not None:
         parser.learned.add_scores(enc, keep, extra, arc_weight)
     return extra
@@ -48,9 +48,10 @@ def brute_force(parser, enc, arc_weight):
     for heads in all_trees(enc.n, single_root=True):
         mods = np.zeros((N, N), dtype=np.bool_)
         mods[heads[1:], m] = True
-        idx = structure_features(*words, mask, parser.templates_on, parser.order, mods,
+        eng = parser.engine
+        idx = structure_features(*words, mask, eng.templates_on, eng.order, mods,
                                  np.asarray(heads, dtype=np.int64), only)
-        best = max(best, float(parser.w[idx].sum()) + float(extra[heads[1:], m].sum()))
+        best = max(best, float(eng.w[idx].sum()) + float(extra[heads[1:], m].sum()))
     return best
 
 
@@ -61,9 +62,9 @@ def tree_score(parser, enc, heads, arc_weight):
     mods = np.zeros((N, N), dtype=np.bool_)
     mods[heads[1:], m] = True
     idx = structure_features(*enc.arrays(), np.uint64((1 << parser.config.bits) - 1),
-                             parser.templates_on, parser.order, mods,
+                             parser.engine.templates_on, parser.engine.order, mods,
                              np.asarray(heads, dtype=np.int64), np.ones(N, dtype=np.bool_))
-    return float(parser.w[idx].sum()) + float(_extra_arcs(parser, enc, arc_weight)[heads[1:],
+    return float(parser.engine.w[idx].sum()) + float(_extra_arcs(parser, enc, arc_weight)[heads[1:],
                                                                                   m].sum())
 
 
@@ -71,20 +72,20 @@ def _check_against_brute_force(parser, sents):
     """``--proof all`` reaches the brute-force optimum on every sentence; returns how many
     the harsh pruned proof missed."""
     parser.set_pruning(threshold=1.0, max_heads=1, network=0.0)
-    w = parser.arc_weight_given
+    w = parser.engine.arc_weight_given
     missed = 0
     for s in sents:
         enc = parser.model.vocab.encode(s)
         best = brute_force(parser, enc, w)
         tol = 1e-9 * max(1.0, abs(best))
         parser.set_decoding(proof_over="pruned")
-        pruned = parser.decode(enc)
+        pruned = parser.engine.decode(enc)
         assert pruned.optimal
         assert tree_score(parser, enc, pruned.heads, w) <= best + tol
         if pruned.optimal_over == "all":  # the pruner happened to keep every arc
             assert tree_score(parser, enc, pruned.heads, w) == pytest.approx(best, abs=tol)
         parser.set_decoding(proof_over="all")
-        r = parser.decode(enc)
+        r = parser.engine.decode(enc)
         assert r.optimal and r.optimal_over == "all"
         assert r.kept_arcs == enc.n * enc.n
         assert tree_score(parser, enc, r.heads, w) == pytest.approx(best, abs=tol), s.sent_id
@@ -134,14 +135,14 @@ def test_long_sentences_keep_the_pruned_proof(syn, sents):
     s = max(sents, key=lambda s: s.n)
     enc = parser.model.vocab.encode(s)
     parser.set_proof("all", s.n - 1)
-    r = parser.decode(enc)
+    r = parser.engine.decode(enc)
     assert r.optimal and r.kept_arcs < s.n * s.n and r.optimal_over == "pruned"
     parser.set_proof("all", s.n)
-    r = parser.decode(enc)
+    r = parser.engine.decode(enc)
     assert r.optimal and r.optimal_over == "all"
     parser.set_decoding(proof_over="pruned", proof=False,
                                           max_iter=1)
-    assert not all(parser.decode(parser.model.vocab.encode(x)).optimal_over for x in sents)
+    assert not all(parser.engine.decode(parser.model.vocab.encode(x)).optimal_over for x in sents)
     from depparse.errors import ConfigError
 
     with pytest.raises(ConfigError):
@@ -172,15 +173,15 @@ def test_network_rule_adds_to_the_pruner(shipped_dev):
     try:
         enc = parser.model.vocab.encode(dev[3])
         parser.set_pruning(network=0.0)
-        alone = parser.keep_mask(enc)
+        alone = parser.engine.keep_mask(enc)
         parser.set_pruning(network=1e-3)
-        both = parser.keep_mask(enc)
+        both = parser.engine.keep_mask(enc)
         assert (both >= alone).all()
         assert (both == (alone | network_heads(parser.learned.arc_logprobs(enc), 1e-3))).all()
-        recall, at_least = parser.pruner_recall()
+        recall, at_least = parser.engine.pruner_recall()
         assert recall is not None and 99.0 < recall < 100.0 and at_least
         parser.set_pruning(threshold=1e-3)
-        assert parser.pruner_recall() == (None, False)
+        assert parser.engine.pruner_recall() == (None, False)
     finally:
         parser.set_decoding(old)
 

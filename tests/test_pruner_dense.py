@@ -94,8 +94,8 @@ def test_trained_model_with_pruner_dense(tmp_path):
     assert np.array_equal(m.weights, resumed.weights)
     m.save(tmp_path / "m.npz")
     p, mem = load(tmp_path / "m.npz"), Parser(m)
-    assert p.pruner_dense is not None
+    assert p.engine.pruner_dense is not None
     for s in te:
         e = p.model.vocab.encode(s)
-        assert np.array_equal(p.keep_mask(e), mem.keep_mask(e))
+        assert np.array_equal(p.engine.keep_mask(e), mem.engine.keep_mask(e))
     assert [s.heads.tolist() for s in p.parse(te)] == [s.heads.tolist() for s in mem.parse(te)]

@@ -189,17 +189,17 @@ def test_template_budget_on_a_real_treebank(corpora_dir, tmp_path):
     assert 0 < sel["kept"] <= shares
     assert all(e["templates"] <= shares for e in sel["epochs"])
     p = Parser(m)
-    assert all(p.templates_on[getattr(T, t)] == 0 for t in off)
+    assert all(p.engine.templates_on[getattr(T, t)] == 0 for t in off)
     m.save(tmp_path / "m.npz")
     loaded = Model.load(tmp_path / "m.npz")
     assert loaded.config.templates_off == m.config.templates_off
     # the file's 8-bit weights in the model in memory: the same parses iff the file restores
     # which templates the kernels leave out
     m.weights, m.pruner = loaded.weights, loaded.pruner
-    a = [r.heads for r in Parser(m).parse_heads(dev)]
-    b = [r.heads for r in Parser(loaded).parse_heads(dev)]
+    a = [r.heads for r in Parser(m).engine.parse_heads(dev)]
+    b = [r.heads for r in Parser(loaded).engine.parse_heads(dev)]
     every = dataclasses.replace(loaded.config, templates_off="")
-    c = [r.heads for r in Parser(dataclasses.replace(loaded, config=every)).parse_heads(dev)]
+    c = [r.heads for r in Parser(dataclasses.replace(loaded, config=every)).engine.parse_heads(dev)]
     assert all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
     # with every template on, the left-out templates' hashed indices read weights that other
     # templates wrote (collisions at 2**20): other scores, other trees somewhere

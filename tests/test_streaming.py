@@ -42,7 +42,7 @@ SEED = int(os.environ.get("DEPPARSE_CRASH_SEED", "12345"))
 
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_iter_parse_results_is_parse_one_in_order(parser, sents, jobs):
-    ref = [parser.parse_one(s) for s in sents]
+    ref = [parser.engine.parse_one(s) for s in sents]
     got = list(parser.iter_parse_results(iter(sents), jobs=jobs, trace=True))
     assert conllu_bytes([p for p, _ in got]) == conllu_bytes([p for p, _ in ref])
     for (_, a), (_, b) in zip(ref, got, strict=True):

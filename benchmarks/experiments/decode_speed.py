@@ -29,11 +29,11 @@ for path in args.models:
             for s, v in zip(sents, vocab.iter_context_vectors(sents), strict=True)]
     with one_blas_thread():
         for e in encs[:100]:
-            p.decode(e)
+            p.engine.decode(e)
         best = np.inf
         for _ in range(2):
             t = time.perf_counter()
-            rs = [p.decode(e) for e in encs]
+            rs = [p.engine.decode(e) for e in encs]
             best = min(best, time.perf_counter() - t)
     right = sum(int((np.asarray(r.heads[1:]) == np.asarray(s.heads[1:])).sum())
                 for r, s in zip(rs, sents, strict=True))

@@ -23,7 +23,7 @@ m = ms[0]
 m.weights = sum(x.weights.astype(np.float64) for x in ms) / len(ms)
 for split in args.splits.split(","):
     sents = read_conllu(corpus(split))
-    rs = Parser(m).parse_heads(sents)
+    rs = Parser(m).engine.parse_heads(sents)
     cert = 100 * np.mean([r.certificate for r in rs])
     print(f"{args.models} {split}: UAS {uas([r.heads for r in rs], sents):.2f}, "
           f"certificates {cert:.2f}%")

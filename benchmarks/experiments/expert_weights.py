@@ -34,7 +34,7 @@ def main():
     ap.add_argument("--arc", default="1", help="factors of the network's arc scores")
     args = ap.parse_args()
     p = load(args.model)
-    if p.learned is None or p.tagger is None or p.labeler is None:
+    if p.learned is None or p.tagger is None or p.engine.labeler is None:
         raise SystemExit("the model needs a learned network, a tagger and a labeler")
     gold = read_conllu(corpus(args.split, args.treebank))
     t0 = time.perf_counter()

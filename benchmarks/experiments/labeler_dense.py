@@ -33,7 +33,7 @@ train, dev = read_conllu(corpus("train")), read_conllu(corpus("dev"))
 enc_train = [v.encode(s, x) for s, x in zip(train, v.iter_context_vectors(train), strict=True)]
 enc_dev = [v.encode(s, x) for s, x in zip(dev, v.iter_context_vectors(dev), strict=True)]
 p = Parser(model)
-trees = {"parser trees": [p.decode(e, keep=p.keep_mask(e)).heads for e in enc_dev],
+trees = {"parser trees": [p.engine.decode(e, keep=p.engine.keep_mask(e)).heads for e in enc_dev],
          "gold trees": [np.asarray(s.heads) for s in dev]}
 args_train = (enc_train, [np.asarray(s.heads) for s in train], [s.rels for s in train], v)
 
@@ -53,8 +53,8 @@ print(f"sparse only ({time.perf_counter() - t0:.0f} s): "
       + "; ".join(f"{k} LAS {a:.2f}" for k, a in base.items()), flush=True)
 for k in args.factor:
     t0 = time.perf_counter()
-    w, ld = train_labeler_dense(*args_train, p.dense, bits=bits, epochs=args.epochs, factor=k,
-                                buckets=args.buckets)
+    w, ld = train_labeler_dense(*args_train, p.engine.dense, bits=bits, epochs=args.epochs,
+                                factor=k, buckets=args.buckets)
     res = las(Labeler(v, w, bits, dense=ld))
     print(f"dense, factor {k}, {args.buckets} buckets ({time.perf_counter() - t0:.0f} s): "
           + "; ".join(f"{n} LAS {a:.2f} ({a - base[n]:+.2f})" for n, a in res.items()),

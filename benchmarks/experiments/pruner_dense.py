@@ -33,7 +33,7 @@ from depparse.model import Model  # noqa: E402
 
 logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
 model = Model.load(REPO / "models" / "en_ewt_gs.npz")
-v, term = model.vocab, Parser(model).dense
+v, term = model.vocab, Parser(model).engine.dense
 bits = model.config.pruner_bits
 train, dev = read_conllu(corpus("train")), read_conllu(corpus("dev"))
 if args.train_limit:

@@ -36,8 +36,8 @@ for s in sents:
     enc = vocab.encode(s)
     for k, p in parsers.items():
         t0 = time.perf_counter()
-        r = p.decode(enc)
-        rels = p.labeler.label_strings(enc, r.heads) if p.labeler else s.rels
+        r = p.engine.decode(enc)
+        rels = p.engine.labeler.label_strings(enc, r.heads) if p.engine.labeler else s.rels
         seconds[k] += time.perf_counter() - t0
         parsed[k].append(s.with_parse(r.heads, rels))
 for k, path in (("float16", args.model), ("int8", args.out)):

@@ -47,7 +47,7 @@ for tr, ho in splits:
     m = depparse.train(tr, None, **{"model": "gs", **kw}, labeler_epochs=0, tokenizer=False,
                        progress=False, tagger=False)
     p = Parser(m)
-    for r, s in zip(p.parse_heads(ho), ho, strict=True):
+    for r, s in zip(p.engine.parse_heads(ho), ho, strict=True):
         right += int((np.asarray(r.heads[1:]) == np.asarray(s.heads[1:])).sum())
         words += s.n
 print(json.dumps({"treebank": args.treebank, "settings": kw, "extra": args.extra,

@@ -30,10 +30,10 @@ for thr, mh in [(1e-5, 20), (1e-6, 30), (1e-7, 50)]:
     rec = 0
     kept = 0
     for e, s in zip(encs, ho, strict=True):
-        k = p.keep_mask(e)
+        k = p.engine.keep_mask(e)
         rec += int(k[np.asarray(s.heads[1:]), np.arange(1, s.n + 1)].sum())
         kept += int(k[:, 1:].sum())
-    rs = [p.decode(e) for e in encs]
+    rs = [p.engine.decode(e) for e in encs]
     right = sum(int((np.asarray(r.heads[1:]) == np.asarray(s.heads[1:])).sum())
                 for r, s in zip(rs, ho, strict=True))
     print(f"{code} threshold {thr:g}, at most {mh} heads: recall {100 * rec / words:.2f}%, "

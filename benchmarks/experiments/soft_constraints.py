@@ -36,7 +36,7 @@ enc_train = [v.encode(s, x) for s, x in zip(train, v.iter_context_vectors(train)
 enc_dev = [v.encode(s, x) for s, x in zip(dev, v.iter_context_vectors(dev), strict=True)]
 print(f"encoded train and dev in {time.perf_counter() - t0:.0f} s", flush=True)
 p = Parser(model)
-pred_heads = [p.decode(e, keep=p.keep_mask(e)).heads for e in enc_dev]
+pred_heads = [p.engine.decode(e, keep=p.engine.keep_mask(e)).heads for e in enc_dev]
 trees = {"parser trees": pred_heads, "gold trees": [np.asarray(s.heads) for s in dev]}
 
 
@@ -50,7 +50,7 @@ def las(labeler):
     return res
 
 
-base = las(p.labeler)
+base = las(p.engine.labeler)
 print("no constraints: " + "; ".join(f"{k}: UAS {u:.2f} LAS {a:.2f}" for k, (u, a) in base.items()))
 t0 = time.perf_counter()
 held = held_out_label_scores(enc_train, [np.asarray(s.heads) for s in train],

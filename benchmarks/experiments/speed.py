@@ -19,9 +19,9 @@ sents = read_conllu(corpus("test"))
 words = sum(s.n for s in sents)
 for path in args.models:
     p = Parser(Model.load(path))
-    p.parse_heads(sents[:50])  # compile / warm up
+    p.engine.parse_heads(sents[:50])  # compile / warm up
     t = time.perf_counter()
-    rs = p.parse_heads(sents)
+    rs = p.engine.parse_heads(sents)
     dt = time.perf_counter() - t
     cert = 100 * np.mean([r.certificate for r in rs])
     kept = sum(r.kept_arcs for r in rs) / words

@@ -45,7 +45,7 @@ level0 = Parser(Model.load(args.level0))
 h0_eval = {}
 for split, sents in splits.items():
     h0_eval[split] = cached(f"h0_{split}.pkl",
-                            lambda sents=sents: [r.heads for r in level0.parse_heads(sents)])
+                            lambda sents=sents: [r.heads for r in level0.engine.parse_heads(sents)])
 fold = np.random.default_rng(12345).permutation(len(tr)) % args.folds
 h0_train = {}
 for f in range(args.folds):
@@ -53,7 +53,7 @@ for f in range(args.folds):
         rest = [s for s, x in zip(tr, fold, strict=True) if x != f]
         mine = [s for s, x in zip(tr, fold, strict=True) if x == f]
         m = depparse.train(rest, None, model="gs", epochs=8, labeler_epochs=0, progress=False)
-        rs = Parser(m).parse_heads(mine)
+        rs = Parser(m).engine.parse_heads(mine)
         return {int(i): r.heads for i, r in zip(np.flatnonzero(fold == f), rs, strict=True)}
     h0_train.update(cached(f"h0_fold{f}.pkl", run))
 for i, s in enumerate(tr):
@@ -67,6 +67,6 @@ for split, sents in splits.items():
     for s, h0 in zip(sents, h0_eval[split], strict=True):
         e = m.vocab.encode(s)
         e.h0 = h0
-        h1.append(p.decode(e).heads)
+        h1.append(p.engine.decode(e).heads)
     print(f"{split}: level-0 UAS {uas(h0_eval[split], sents):.2f}, "
           f"level-1 UAS {uas(h1, sents):.2f}")

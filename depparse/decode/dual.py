@@ -658,7 +658,7 @@ def _settle(settings, state, yh, k, L, f, nd):
     return False, step
 
 
-# nogil: the parse's helper thread runs meanwhile (Parser.iter_parsed)
+# nogil: the parse's helper thread runs meanwhile (Engine.iter_parsed)
 @nb.njit(cache=True, nogil=True)
 def _dd_run(parts, settings, state, k_end):
     """Run the dual decomposition loop (Fig. 1 / Fig. 2) from iteration ``progress.k`` until

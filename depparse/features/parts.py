@@ -624,7 +624,7 @@ def gsib_features(g, h, s, m, d, form, upos, mask, on, buf):
     return _gsib_emit(Q, s, m, _gsib_att(g, h, d), form, upos, mask, on, buf)
 
 
-# nogil: the parse's helper thread runs meanwhile (Parser.iter_parsed)
+# nogil: the parse's helper thread runs meanwhile (Engine.iter_parsed)
 @nb.njit(cache=True, nogil=True)
 def score_arcs(words, weights, keep, arc):
     """``arc[h, m] = w . phi(h, m)`` for the kept arcs, ``-inf`` for the others (and for
@@ -648,7 +648,7 @@ def score_arcs(words, weights, keep, arc):
                 arc[h, m] = -np.inf
 
 
-# nogil: the parse's helper thread runs meanwhile (Parser.iter_parsed)
+# nogil: the parse's helper thread runs meanwhile (Engine.iter_parsed)
 @nb.njit(cache=True, nogil=True)
 def fill_scores(words, weights, order, keep, parts):
     """Score every kept part of a sentence into the part table ``parts``

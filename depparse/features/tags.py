@@ -381,7 +381,7 @@ def _dot(a, b):
     return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
 
 
-# nogil: the parse's helper thread runs meanwhile (Parser.iter_parsed)
+# nogil: the parse's helper thread runs meanwhile (Engine.iter_parsed)
 @nb.njit(cache=True, nogil=True)
 def candidate_scores(bases, counts, salt, w, mask, full, vec, dense, ptr, ids, out):
     """Scores of the candidate classes of every word of a sentence for one task.

@@ -15,7 +15,7 @@ heads per word; with the network's heads at 1e-3, 99.90% at 5.36 (pt_bosque 99.6
 -> 99.88% at 7.07, tr_imst 99.02% at 8.88 -> 99.73% at 10.02; benchmarks/results/proofs.md).
 
 A tree is proved optimal over the kept arcs only (:mod:`depparse.decode.bnb`); ``parse --proof
-all`` decodes over every arc instead (:meth:`~depparse.inference.parser.Parser.decode`).
+all`` decodes over every arc instead (:meth:`~depparse.inference.engine.Engine.decode`).
 """
 
 from __future__ import annotations

@@ -43,7 +43,7 @@ def no_constraints(nlabels):
     return np.zeros((0, nlabels)), np.zeros(0), np.zeros(0)
 
 
-# nogil: the parse's helper thread runs meanwhile (Parser.iter_parsed)
+# nogil: the parse's helper thread runs meanwhile (Engine.iter_parsed)
 @nb.njit(cache=True, nogil=True)
 def label_tree(heads, bases, counts, upos, w, mask, nlabels, tables, extra, A, b, rho, max_iter,
                stats):

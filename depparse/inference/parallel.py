@@ -73,8 +73,8 @@ def warmup(parser, **kw):
     the tagger's too when the model has one."""
     s = read_sentence(_WARMUP, "<warmup>")
     if parser.tagger is not None:
-        parser.parse_one(s, tag_columns=("UPOS", "XPOS", "LEMMA", "FEATS"), **kw)
-    parser.parse_one(s, **kw)
+        parser.engine.parse_one(s, tag_columns=("UPOS", "XPOS", "LEMMA", "FEATS"), **kw)
+    parser.engine.parse_one(s, **kw)
 
 
 def chunk_bounds(n, jobs, chunk_size=None):
@@ -112,7 +112,7 @@ def _work(chunk):
     the predicted tag columns (``{attribute: values}``) and the ParseResult."""
     parser, kw = _STATE["parser"], _STATE["kw"]
     out = []
-    for parsed, r in parser.iter_parsed(chunk, **kw):
+    for parsed, r in parser.engine.iter_parsed(chunk, **kw):
         tags = {_TAG_ATTRS[c]: getattr(parsed, _TAG_ATTRS[c]) for c in r.tagged}
         out.append((parsed.heads, parsed.rels, tags, r))
     return out
@@ -155,7 +155,7 @@ def iter_parallel(parser, items, jobs, kw, chunk_size=None, start_method=None):
     jobs : int
         Worker processes (at least 1; the parent reads, distributes and collects).
     kw : dict
-        Keywords of :meth:`~depparse.inference.parser.Parser.parse_one` (``max_iter``,
+        Keywords of :meth:`~depparse.inference.engine.Engine.parse_one` (``max_iter``,
         ``single_root``, ``time_limit``, ``trace``).
     chunk_size : int, optional
         Sentences per task (default: :func:`chunk_sizes`).
@@ -168,7 +168,7 @@ def iter_parallel(parser, items, jobs, kw, chunk_size=None, start_method=None):
     Yields
     ------
     (Sentence, ParseResult)
-        In input order; identical to ``parser.parse_one(s, tag_columns=c, **kw)`` for each
+        In input order; identical to ``parser.engine.parse_one(s, tag_columns=c, **kw)`` for each
         pair.  An input of a single chunk is parsed in this process (no workers started).
 
     Raises
@@ -183,7 +183,7 @@ def iter_parallel(parser, items, jobs, kw, chunk_size=None, start_method=None):
     first = list(itertools.islice(items, next(sizes)))
     second = list(itertools.islice(items, next(sizes)))
     if not second:  # one chunk: no worker is worth starting
-        yield from parser.iter_parsed(first, **kw)
+        yield from parser.engine.iter_parsed(first, **kw)
         return
     chunks = itertools.chain([first, second],
                              iter(lambda: list(itertools.islice(items, next(sizes))), []))

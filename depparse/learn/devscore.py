@@ -8,6 +8,7 @@ import logging
 import time
 
 from ..evaluate import evaluate
+from ..inference.engine import Engine
 from ..inference.parser import Parser
 from .progress import EpochProgress
 
@@ -25,13 +26,13 @@ LABEL_WEIGHTS = (0.0, 4.0, 8.0, 12.0, 16.0)
 log = logging.getLogger("depparse.learn.perceptron")
 
 
-def evaluate_heads(parser, dev, weights, max_iter=None, dense=None):
+def evaluate_heads(engine, dev, weights, max_iter=None, dense=None):
     """UAS, certificate rate and seconds/sentence on (enc, heads, keep) triples (``dense``:
     the dense arc term to score with, for models with one)."""
     correct = total = cert = 0
     t0 = time.perf_counter()
     for enc, heads, keep in dev:
-        r = parser.decode(enc, keep=keep, weights=weights, max_iter=max_iter, dense=dense,
+        r = engine.decode(enc, keep=keep, weights=weights, max_iter=max_iter, dense=dense,
                           arc_weight=1.0)  # as the weights learn
         correct += int((r.heads[1:] == heads[1:]).sum())
         total += enc.n
@@ -48,7 +49,7 @@ def final_dev(model, dev, dev_sents, progress=False):
     show it per sentence (:class:`~.progress.EpochProgress`); the stage says when it starts
     in any case (it took 70 s on de_gsd dev)."""
     t0 = time.perf_counter()
-    p = Parser(model)
+    p = Engine(model)
     parsed, cert, proved = [], 0, 0
     log.info("final model on dev: parsing %s sentences as 'depparse parse' does (at most %s "
              "iterations)", f"{len(dev):,}", f"{model.decoding.max_iter:,}")
@@ -99,7 +100,7 @@ def _relabelled(parser, parsed, gold, label_weights, vectors=None, tick=None):
         for b in label_weights:
             out = []
             for s, enc in zip(parsed, encs, strict=True):
-                out.append(s.with_parse(s.heads, parser.labels(enc, s.heads, weight=b)))
+                out.append(s.with_parse(s.heads, parser.engine.labels(enc, s.heads, weight=b)))
                 if tick is not None:
                     tick()
             yield float(b), evaluate(gold, out)
@@ -133,16 +134,16 @@ def expert_weight_grid(parser, gold, tag_weights=TAG_WEIGHTS, label_weights=LABE
         The official scores (:func:`depparse.evaluate.evaluate`) of each triple, in grid order.
     """
     blank = blank_tags(gold)
-    saved = parser.set_experts()
+    saved = parser.engine.set_experts()
     try:
         for a in tag_weights:
             for c in arc_weights:
-                parser.set_experts(tag=float(a), label=0.0, arc=float(c))
+                parser.engine.set_experts(tag=float(a), label=0.0, arc=float(c))
                 parsed = _parsed(parser, blank, tick)
                 for b, sc in _relabelled(parser, parsed, gold, label_weights, vectors, tick):
                     yield float(a), float(c), b, sc
     finally:
-        parser.set_experts(**saved)
+        parser.engine.set_experts(**saved)
 
 
 def given_tags_grid(parser, gold, label_weights=LABEL_WEIGHTS, vectors=None,
@@ -150,15 +151,15 @@ def given_tags_grid(parser, gold, label_weights=LABEL_WEIGHTS, vectors=None,
     """:func:`expert_weight_grid` for sentences whose tags are given: ``gold`` parsed as it is
     for each arc weight, labelled again for each label weight; yields ``(arc_weight,
     label_weight, Scores)``."""
-    saved = parser.set_experts()
+    saved = parser.engine.set_experts()
     try:
         for c in arc_weights:
-            parser.set_experts(label_given=0.0, arc_given=float(c))
+            parser.engine.set_experts(label_given=0.0, arc_given=float(c))
             parsed = _parsed(parser, gold, tick)
             for b, sc in _relabelled(parser, parsed, gold, label_weights, vectors, tick):
                 yield float(c), b, sc
     finally:
-        parser.set_experts(**saved)
+        parser.engine.set_experts(**saved)
 
 
 def _best(rows, key, own):
@@ -197,7 +198,7 @@ def choose_expert_weights(model, gold, tag_weights=TAG_WEIGHTS, label_weights=LA
     the grid took 250 s on de_gsd dev); the stage says when it starts in any case.
     """
     p = Parser(model)
-    if p.learned is None or p.tagger is None or p.labeler is None:
+    if p.learned is None or p.tagger is None or p.engine.labeler is None:
         raise ValueError("choosing the expert weights needs a learned network, a tagger and a "
                          "labeler")
     t0 = time.perf_counter()
@@ -209,7 +210,7 @@ def choose_expert_weights(model, gold, tag_weights=TAG_WEIGHTS, label_weights=LA
     bar = EpochProgress("expert weights on dev", steps, progress,
                         unit="sentences parsed or labelled")
     vectors = list(model.vocab.iter_context_vectors(gold))  # one encoder pass for the grids
-    own = (p.tag_weight, p.arc_weight, p.label_weight)
+    own = (p.engine.tag_weight, p.engine.arc_weight, p.engine.label_weight)
     rows = [{"tag_weight": a, "arc_weight": c, "label_weight": b, "upos": sc.upos,
              "uas": sc.uas, "las": sc.las}
             for a, c, b, sc in expert_weight_grid(p, gold, tag_weights, label_weights, vectors,
@@ -220,7 +221,7 @@ def choose_expert_weights(model, gold, tag_weights=TAG_WEIGHTS, label_weights=LA
                                             bar.step)]
     bar.close()
     pick_given = _best(given, lambda r: (r["arc_weight"], r["label_weight"]),
-                       (p.arc_weight_given, p.label_weight_given))
+                       (p.engine.arc_weight_given, p.engine.label_weight_given))
     log.info("expert weights chosen on dev: tags predicted, tagger x %g, arcs x %g, labeler x "
              "%g: LAS %.2f; tags given, arcs x %g, labeler x %g: LAS %.2f (%d + %d weightings "
              "in %.0f s)", pick["tag_weight"], pick["arc_weight"], pick["label_weight"],

@@ -44,7 +44,7 @@ from ..errors import CheckpointError, ConfigError, InputWarning, TrainingDataErr
 from ..features.dense import DenseArcs
 from ..features.network import Network
 from ..features.parts import build_parts, model_families, structure_features, template_switches
-from ..inference.parser import Parser, tree_decoder
+from ..inference.engine import Engine, tree_decoder
 from ..model import Component, Model, atomic_savez
 from .chain import chain_mistakes, chain_terms, decode_relaxed
 from .data import check_training_sentences
@@ -358,7 +358,7 @@ def choose_templates(setup: Setup) -> list[dict]:
                "seconds": time.perf_counter() - t1}
         msg = ""
         if setup.dev is not None:
-            rec["dev_uas"] = evaluate_heads(setup.parser, setup.dev, sel.averaged(),
+            rec["dev_uas"] = evaluate_heads(setup.engine, setup.dev, sel.averaged(),
                                             tr.dev_max_iter, sel.dense_scorer())["uas"]
             msg = f", dev UAS {rec['dev_uas']:.2f} (penalised weights)"
         epochs.append(rec)
@@ -367,7 +367,7 @@ def choose_templates(setup: Setup) -> list[dict]:
     report = sel.groups.report(sel.w)
     off = [r["template"] for r in report if not r["kept"]]
     main.leave_out(off)
-    setup.parser = Parser(main.model(averaged=False))
+    setup.engine = Engine(main.model(averaged=False))
     main.history.append({"template_selection": {
         "budget": tr.template_budget, "kept": len(report) - len(off), "left_out": off,
         "epochs": epochs, "seconds": time.perf_counter() - t0, "templates": report}})
@@ -381,7 +381,7 @@ class Setup:
     """Everything a training run needs once the data is encoded and pruned."""
 
     trainer: Trainer
-    parser: Parser
+    engine: Engine
     data: list  # (encoded, heads, keep) per training sentence
     dev: list | None
     dev_sents: list | None
@@ -486,18 +486,18 @@ def setup_training(train_sents, dev_sents, config=None, decoding=None, training=
         trainer.dense = dense
         trainer.pruner_dense = pruner_dense
         trainer.learned, trainer.history = learned, hist
-    parser = Parser(trainer.model(averaged=False))
-    parser.learned = trainer.learned  # with the scores computed above
+    engine = Engine(trainer.model(averaged=False))
+    engine.learned = trainer.learned  # with the scores computed above
     train_keep = jackknife_keep_masks(
         config, decoding, encoded, heads, training.pruner_folds, training.pruner_epochs, seed,
         trainer.pruner_dense, training.pruner_dense) if config.order > 0 else None
     if train_keep is None:
-        train_keep = keep_masks(parser, encoded, heads)
+        train_keep = keep_masks(engine, encoded, heads)
     data = list(zip(encoded, heads, train_keep, strict=True))
     dev = None
     if dev_sents:
         dheads = [np.asarray(s.heads, dtype=np.int64) for s in dev_sents]
-        dkeep = keep_masks(parser, denc)
+        dkeep = keep_masks(engine, denc)
         dev = list(zip(denc, dheads, dkeep, strict=True))
         kept = sum(int(k.sum()) for k in dkeep)
         hit = sum(int(k[h[1:], np.arange(1, e.n + 1)].sum()) for e, h, k in dev)
@@ -505,12 +505,12 @@ def setup_training(train_sents, dev_sents, config=None, decoding=None, training=
         if not any("pruner_dev_recall" in h for h in trainer.history):
             trainer.history.append({"pruner_dev_recall": 100.0 * hit / words,
                                     "pruner_heads_per_word": kept / words,
-                                    # the network's heads kept beside (Parser.pruner_recall)
+                                    # the network's heads kept beside (Engine.pruner_recall)
                                     "pruner_network": (decoding.prune_network
-                                                       if parser.learned is not None else 0.0)})
+                                                       if engine.learned is not None else 0.0)})
         log.info("pruner on dev: gold-arc recall %.2f%%, %.2f heads per word",
                  100.0 * hit / words, kept / words)
-    return Setup(trainer, parser, data, dev, dev_sents or None, encoded, heads, t_prune,
+    return Setup(trainer, engine, data, dev, dev_sents or None, encoded, heads, t_prune,
                  sum(e.n for e in encoded), tagger)
 
 
@@ -525,7 +525,7 @@ def record_epoch(setup: Setup, mistakes, correct, seconds, checkpoint, label="",
     K = trainer.training.dev_max_iter
     if setup.dev is not None:
         rec.update({"dev_" + k: v for k, v in
-                    evaluate_heads(setup.parser, setup.dev, trainer.averaged(), K,
+                    evaluate_heads(setup.engine, setup.dev, trainer.averaged(), K,
                                    trainer.dense_scorer()).items()})
         rec["dev_max_iter"] = K
     trainer.history.append(rec)

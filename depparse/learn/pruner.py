@@ -130,11 +130,13 @@ def train_pruner(encoded, gold_heads, bits=22, epochs=1, lr=0.1, seed=0, label="
     return w
 
 
-def keep_masks(parser, encoded, heads=None):
-    """Kept arcs of every sentence; with ``heads``, the gold arcs are always kept."""
+def keep_masks(engine, encoded, heads=None):
+    """Kept arcs of every sentence by ``engine`` (an
+    :class:`~depparse.inference.engine.Engine`); with ``heads``, the gold arcs are always
+    kept."""
     out = []
     for i, e in enumerate(encoded):
-        k = parser.keep_mask(e)
+        k = engine.keep_mask(e)
         if heads is not None:
             hd = heads[i]
             k[hd[1:], np.arange(1, e.n + 1)] = True

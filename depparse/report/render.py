@@ -317,7 +317,7 @@ def _overview(summary: dict[str, Any]) -> list[tuple[str, str]]:
 def pruned_arcs_words(model: Mapping[str, Any]) -> str:
     """``"over the arcs the pruner keeps (at least 99.61% of gold arcs on dev)"``: what a
     proof over the pruned arcs holds over, with the pruner's dev recall where the report's
-    ``model`` gives it (:meth:`~depparse.inference.parser.Parser.pruner_recall`)."""
+    ``model`` gives it (:meth:`~depparse.inference.engine.Engine.pruner_recall`)."""
     recall = model.get("pruner_dev_recall")
     if not isinstance(recall, (int, float)):
         return "over the arcs the pruner keeps"

@@ -434,7 +434,7 @@ def report_header(parser, max_iter=None, single_root=None) -> dict:
     """The keys of a report that come before its sentences: format, version, the model and
     the decoding settings of ``parser`` (a :class:`~depparse.inference.parser.Parser`)."""
     cfg, dec = parser.config, parser.decoding
-    recall, at_least = parser.pruner_recall()
+    recall, at_least = parser.engine.pruner_recall()
     return {
         "format": FORMAT, "version": VERSION,
         "model": {"path": parser.path, "model": cfg.model, "projective": dec.projective,
@@ -442,7 +442,7 @@ def report_header(parser, max_iter=None, single_root=None) -> dict:
                   "prune_max_heads": dec.prune_max_heads,
                   "prune_network": dec.prune_network,
                   # the pruner's gold-arc recall on dev (a percentage, or null when not known
-                  # for these settings; "at least" that much: Parser.pruner_recall)
+                  # for these settings; "at least" that much: Engine.pruner_recall)
                   "pruner_dev_recall": recall, "pruner_dev_recall_at_least": at_least,
                   "context_layer": cfg.context_layer},
         "max_iter": int(dec.max_iter if max_iter is None else max_iter),

@@ -49,7 +49,7 @@ def _load(path):
     parser = load(path)
     sents = ([read_sentence(_WARMUP, "<warmup>")] if parser.tokenizer is None
              else parser.read_text("The cat sat on the mat. It purred.", source="<warmup>"))
-    list(parser.iter_parsed(parser.columns.assign(sents)))
+    list(parser.engine.iter_parsed(parser.columns.assign(sents)))
     return parser
 
 

@@ -18,7 +18,7 @@ same warm-up.  A request is then worked on in two steps:
    (:mod:`depparse.inference.columns`, the request being the file),
    as ``depparse parse`` decides them;
 2. **parse** (one task per chunk of about :data:`CHUNK_WORDS` words): tag and parse
-   (:meth:`~depparse.inference.parser.Parser.iter_parsed`), or only tag.
+   (:meth:`~depparse.inference.engine.Engine.iter_parsed`), or only tag.
 
 Each request keeps at most ``jobs`` chunks waiting or running at a time, and :class:`Slots`
 decides which waiting task runs next: short tasks before long ones, and long ones on at most
@@ -207,7 +207,7 @@ def _check_language(parser, sents) -> None:
 def _work(model, sents, columns, parse, time_limit, rich, prefix, first):
     parser = _STATE[model]
     if parse:
-        pairs = parser.iter_parsed(zip(sents, columns, strict=True), time_limit=time_limit,
+        pairs = parser.engine.iter_parsed(zip(sents, columns, strict=True), time_limit=time_limit,
                                    trace=False)
     else:
         pairs = [(parser.tag([s], cols)[0], None) for s, cols in zip(sents, columns, strict=True)]

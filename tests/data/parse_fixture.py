@@ -53,7 +53,7 @@ for name, extra in (("plain", {}), ("context", {"context_layer": 1, "context_cla
     (out / f"parse_fixture_{name}.conllu").write_text(text, encoding="utf-8")
     h = hashlib.sha256()
     for s in test:
-        t = p.part_table(p.model.vocab.encode(s))
+        t = p.engine.part_table(p.model.vocab.encode(s))
         h.update(t.arc.tobytes())
         h.update(t.tab.tobytes())
     wrong = sum(int(a != b) for s, q in zip(test, p.parse(test), strict=True)
