@@ -210,23 +210,14 @@ def _ad3_start(parts, settings, state, work):
     ``q`` and ``p`` follow from them.  Returns ``NO_TREE`` when there is no tree or an
     automaton has no feasible choice."""
     N = parts.arc.shape[0]
-    arc = parts.arc
-    cand_off = parts.cand_off
-    gp_off = parts.gp_off
     use_g = parts.grandparents
     allowed = state.allowed
-    p = state.p
-    tree = state.tree
-    aut = state.automata
-    progress = state.progress
-    qT = tree.q
-    qA = aut.q
-    qG = aut.q_g
+    tree, aut, progress = state.tree, state.automata, state.progress
     w = work.tree.w
     yh = work.tree.heads
     for h in range(N):
         for m in range(N):
-            w[h, m] = arc[h, m] if allowed[h, m] else NEG_INF
+            w[h, m] = parts.arc[h, m] if allowed[h, m] else NEG_INF
     if tree_map(w, settings.single_root, settings.projective, yh, work.tree.cle) != OK:
         return NO_TREE
     progress.best[0] = _primal_score(parts, yh, work.gpos)
@@ -261,11 +252,12 @@ def _ad3_start(parts, settings, state, work):
         for j in range(L0 + L1 + ng):
             c += WA[h, 0, j]
         GA[h, 0, 0] = c
-        phiA[h, 0] = _auto_phi(h, gi if ng > 0 else 0, WA[h, 0], cand_off, parts.cand_len,
-                               gp_off, parts.tab, parts.tab_off)
+        phiA[h, 0] = _auto_phi(h, gi if ng > 0 else 0, WA[h, 0], parts.cand_off,
+                               parts.cand_len, parts.gp_off, parts.tab, parts.tab_off)
         betaA[h, 0] = 1.0
         kA[h] = 1
     # q and p from these structures
+    qT, qA, qG = tree.q, aut.q, aut.q_g
     for m in range(1, N):
         qT[T.W[0, m], m] = 1.0
     for h in range(N):
@@ -274,7 +266,7 @@ def _ad3_start(parts, settings, state, work):
     for h in range(N):
         for m in range(N):
             if allowed[h, m]:
-                p[h, m] = (qT[h, m] + qA[h, m] + (qG[h, m] if use_g else 0.0)) / deg
+                state.p[h, m] = (qT[h, m] + qA[h, m] + (qG[h, m] if use_g else 0.0)) / deg
     return OK
 
 

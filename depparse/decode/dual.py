@@ -577,16 +577,55 @@ def _c_keep(c):
 
 
 @nb.njit(cache=True, inline="always")
-def _keep_lowest(L, progress, steps, z, c):
-    """A new lowest dual value ``L``: keep it with every slave's multipliers (the warm start
-    of branch and bound), and count the iterations without one (Polyak's stalls)."""
+def _new_lowest(L, progress, steps):
+    """Is ``L`` a new lowest dual value?  Kept if so; the iterations without one are counted
+    (Polyak's stalls).  The caller keeps its slaves' multipliers with it."""
     if L < progress.lowest[0]:
         progress.lowest[0] = L
+        steps.stalls[0] = 0
+        return True
+    steps.stalls[0] += 1
+    return False
+
+
+@nb.njit(cache=True, inline="always")
+def _keep_lowest(L, progress, steps, z, c):
+    """A new lowest dual value ``L``: keep it with every slave's multipliers (the warm start
+    of branch and bound)."""
+    if _new_lowest(L, progress, steps):
         _z_keep(z)
         _c_keep(c)
-        steps.stalls[0] = 0
-    else:
-        steps.stalls[0] += 1
+
+
+@nb.njit(cache=True, inline="always")
+def _tree_step(settings, tree, progress):
+    """The y-step (:func:`_y_decode`): ``(status, value)``; where there is no tree under the
+    kept arcs the run is over (``progress.done``)."""
+    status, L = _y_decode(settings, tree)
+    if status != OK:
+        progress.done[0] = 1
+    return status, L
+
+
+@nb.njit(cache=True, inline="always")
+def _arcs_agree(parts, yh, tree, z):
+    """Agreement of the tree ``yh`` with the head automata's copies of its arcs and, in a
+    grandparent model, of its grandparent arcs: the squared norm of those slaves'
+    subgradient (:func:`_z_agree`, :func:`_zg_agree`; the tree's counts first)."""
+    _y_count(tree)
+    nd = _z_agree(parts, yh, z)
+    if parts.grandparents:
+        nd += _zg_agree(parts, yh, z)
+    return nd
+
+
+@nb.njit(cache=True, inline="always")
+def _arcs_update(parts, yh, z, w, step):
+    """The head automata's multipliers ``u`` (and ``v``) moved by ``step`` towards the tree
+    ``yh``, and the tree's weights ``w`` with them (:func:`_z_update`, :func:`_zg_update`)."""
+    _z_update(parts, yh, z, w, step)
+    if parts.grandparents:
+        _zg_update(parts, yh, z, w, step)
 
 
 @nb.njit(cache=True, inline="always")
@@ -684,15 +723,13 @@ def _dd_run(parts, settings, state, k_end):
     trace = state.trace
     yh = tree.heads
     w = tree.w
-    grandparents = parts.grandparents
     bigrams = parts.bigrams
     k = progress.k[0]
     while k < settings.max_iter and k < k_end:
         progress.k[0] = k + 1
         # the slaves decode; L(u) is the sum of their values
-        status, L = _y_decode(settings, tree)
+        status, L = _tree_step(settings, tree, progress)
         if status != OK:
-            progress.done[0] = 1
             return NO_TREE
         trace.recomputed[k] = _z_decode(parts, settings, z)
         L = _z_value(L, z)
@@ -709,19 +746,14 @@ def _dd_run(parts, settings, state, k_end):
         trace.primal[k] = f
         _keep_best(f, yh, k, progress, trace)
         # agreement: the subgradient's squared norm
-        _y_count(tree)
-        nd = _z_agree(parts, yh, z)
-        if grandparents:
-            nd += _zg_agree(parts, yh, z)
+        nd = _arcs_agree(parts, yh, tree, z)
         if bigrams:
             nd += _c_agree(yh, chain)
         stop, step = _settle(settings, state, yh, k, L, f, nd)
         if stop:
             return OK
         # the update of every slave's multipliers (and of the tree's weights)
-        _z_update(parts, yh, z, w, step)
-        if grandparents:
-            _zg_update(parts, yh, z, w, step)
+        _arcs_update(parts, yh, z, w, step)
         if bigrams:
             _c_update(yh, chain, w, step)
         k += 1

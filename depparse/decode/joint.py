@@ -124,19 +124,17 @@ from .dual import (
     GAP_TOL,
     STEP_RULES,
     DualSettings,
+    _arcs_agree,
+    _arcs_update,
     _dd_init,
     _grandparent_slots,
     _keep_best,
+    _new_lowest,
     _primal_score,
     _settle,
-    _y_count,
-    _y_decode,
-    _z_agree,
+    _tree_step,
     _z_keep,
-    _z_update,
     _z_value,
-    _zg_agree,
-    _zg_update,
     run_anytime,
 )
 from .mst import NO_TREE, OK, NoSpanningTreeError
@@ -537,21 +535,15 @@ def _joint_run(parts, settings, state, k_end):
     :func:`~depparse.decode.dual._dd_run`: the slaves decode (tree, automata with tags, tag
     chain) and their values sum to ``L``; the lowest ``L`` and the best analysis are kept;
     agreement (arcs, grandparents, tags); the certificates; the step; the updates."""
-    tree = state.tree
-    z = state.automata
-    ts = state.tags
-    tt = state.table
-    steps = state.steps
-    progress = state.progress
-    trace = state.trace
-    yh = tree.heads
-    w = tree.w
+    tree, z, steps, progress, trace = (state.tree, state.automata, state.steps,
+                                       state.progress, state.trace)
+    ts, tt = state.tags, state.table  # the tag slave and its table
+    yh, w = tree.heads, tree.w
     k = progress.k[0]
     while k < settings.max_iter and k < k_end:
         progress.k[0] = k + 1
-        status, L = _y_decode(settings, tree)
+        status, L = _tree_step(settings, tree, progress)
         if status != OK:
-            progress.done[0] = 1
             return NO_TREE
         trace.recomputed[k] = _automata_decode(parts, tt, 1.0 - settings.alpha,
                                                settings.single_root, z, ts) / parts.arc.shape[0]
@@ -564,33 +556,23 @@ def _joint_run(parts, settings, state, k_end):
         if L == NEG_INF:  # an automaton or the chain has no feasible choice
             progress.done[0] = 1
             return NO_TREE
-        if L < progress.lowest[0]:
-            progress.lowest[0] = L
+        if _new_lowest(L, progress, steps):
             _z_keep(z)
             ts.mubest[:] = ts.mu
             ts.nubest[:] = ts.nu
-            steps.stalls[0] = 0
-        else:
-            steps.stalls[0] += 1
         f = _primal_score(parts, yh, z.gpos) + chain_score(tt, ts.tau) + _tag_arc_score(
             tt, yh, ts.tau)
         trace.primal[k] = f
         if f > progress.best[0] or progress.changes[0] == 0:
             ts.best_tags[:] = ts.tau
         _keep_best(f, yh, k, progress, trace)
-        _y_count(tree)
-        nd = _z_agree(parts, yh, z)
-        if parts.grandparents:
-            nd += _zg_agree(parts, yh, z)
-        nd += _tag_agree(parts, tt, z, ts)
+        nd = _arcs_agree(parts, yh, tree, z) + _tag_agree(parts, tt, z, ts)
         if nd == 0:  # every copy agrees: a certificate, with the chain's tags
             ts.best_tags[:] = ts.tau
         stop, step = _settle(settings, state, yh, k, L, f, nd)
         if stop:
             return OK
-        _z_update(parts, yh, z, w, step)
-        if parts.grandparents:
-            _zg_update(parts, yh, z, w, step)
+        _arcs_update(parts, yh, z, w, step)
         _tag_update(tt, ts, step)
         k += 1
     if k >= settings.max_iter:
