@@ -33,6 +33,29 @@ def tiny_model(tmp_path_factory):
     return path
 
 
+#: The API of a Parser (issue 49: at most 12 public methods): one call for a batch and one
+#: iterator for a stream, thin wrappers over them, and the settings.  The pipeline's steps
+#: belong to ``Parser.engine`` (depparse.inference.engine.Engine).
+PARSER_API = {"parse", "parse_results", "iter_parse_results", "parse_file", "parse_text",
+              "parse_conllu", "read_text", "tag",
+              "set_decoding", "set_pruning", "set_proof", "set_joint"}
+
+
+def test_parser_api_is_small_and_its_settings_are_the_engines(tiny_model):
+    methods = {k for k, v in vars(Parser).items() if callable(v) and not k.startswith("_")}
+    assert methods == PARSER_API and len(methods) <= 12
+    p = depparse.load(tiny_model)
+    p.set_pruning(threshold=1e-3)
+    assert p.decoding is p.engine.decoding and p.decoding.prune_threshold == 1e-3
+    p.set_proof("all", max_words=10)
+    assert p.engine.decoding.proof_over == "all" and p.engine.decoding.proof_max_words == 10
+    assert p.set_joint() is None and p.joint is p.engine.joint is not None
+    p.set_joint(on=False)
+    assert p.engine.joint is None
+    with pytest.raises(AttributeError):
+        p.decoding = DecodeConfig()  # read-only: settings change through set_decoding
+
+
 def test_saved_model_round_trip_and_labels(tiny_model):
     p = depparse.load(tiny_model)
     te = synthetic.sentences(40, seed=12)
