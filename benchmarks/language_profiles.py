@@ -37,6 +37,7 @@ from depparse.conllu import read_conllu  # noqa: E402
 from depparse.encoding.language import (  # noqa: E402
     Profile,
     bits_per_trigram,
+    known_share,
     profile_path,
     sentence_text,
 )
@@ -112,9 +113,10 @@ def measure():
             tb = f.parent.name
             for k, sample in enumerate(_samples(texts[f], size)):
                 ex = {e.name: bits_per_trigram(p, sample) - p.held_out_bits for e, p in shipped}
+                known = {e.name: known_share(p, sample) for e, p in shipped}
                 chars = sum(len(t) for t in sample)
                 for e, _ in shipped:
-                    fits, better = catalog.language_verdict(ex, e.name, chars)
+                    fits, better = catalog.language_verdict(ex, e.name, chars, known)
                     rows.append({"size": size, "file": f.name, "treebank": tb, "sample": k,
                                  "model": e.name, "own": tb == e.treebank,
                                  "excess": round(ex[e.name], 4), "fits": fits,

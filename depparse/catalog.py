@@ -308,17 +308,27 @@ LANGUAGE_ABSOLUTE_CHARS = LANGUAGE_SAMPLE_CHARS
 LANGUAGE_SHORT_EXCESS = 3.5
 
 
-def language_verdict(excesses: dict, current: str, chars: int) -> tuple[bool, str | None]:
+def language_verdict(excesses: dict, current: str, chars: int,
+                     known: dict | None = None) -> tuple[bool, str | None]:
     """``(fits, better)`` of a sample of ``chars`` characters: whether it fits the model
     ``current``, and the model that fits it better (or None), from its
     :func:`~depparse.encoding.language.excess` under each model (``{name: bits}``,
-    ``current`` among them).  See :data:`LANGUAGE_EXCESS` and the constants after it."""
+    ``current`` among them).  See :data:`LANGUAGE_EXCESS` and the constants after it.
+
+    ``known``: the share of the sample's trigrams each model's profile keeps
+    (:func:`~depparse.encoding.language.known_share`); a model that knows fewer of them than
+    ``current`` is no candidate for ``better``, whatever its excess (the profile of another
+    script: en_ewt's web addresses and invoice lists of 300 characters scored lower under
+    Korean's, which knew 8-23% of their trigrams against English's 58-76%)."""
     if chars < LANGUAGE_MIN_CHARS or current not in excesses:
         return True, None
     own = excesses[current]
     judged = chars >= LANGUAGE_ABSOLUTE_CHARS
     if judged and own <= LANGUAGE_EXCESS:
         return True, None
+    if known is not None and current in known:
+        excesses = {k: v for k, v in excesses.items()
+                    if k == current or known.get(k, 0.0) >= known[current]}
     best = min(excesses, key=lambda k: (excesses[k], k != current))
     if best != current and own - excesses[best] >= LANGUAGE_MARGIN:
         limit = LANGUAGE_EXCESS if judged else LANGUAGE_SHORT_EXCESS
@@ -419,7 +429,7 @@ def check_language(model_path, texts) -> LanguageFit | None:
     the model, :func:`depparse.encoding.language.profile_path`) is a candidate, so a model
     shipped later is named without a change here.  None where the model has no profile.
     """
-    from .encoding.language import excess
+    from .encoding.language import excess, known_share
 
     path = Path(model_path)
     own = _profile(path)
@@ -437,12 +447,13 @@ def check_language(model_path, texts) -> LanguageFit | None:
         here = path
     current = next((e for e in _profiled() if e.path.resolve() == here), None)
     name = current.name if current is not None else path.stem
-    scores = {name: excess(own, sample)}
+    scores, known = {name: excess(own, sample)}, {name: known_share(own, sample)}
     for e in _profiled():
         if e.name != name:
             scores[e.name] = excess(_profile(e.path), sample)
+            known[e.name] = known_share(_profile(e.path), sample)
     if any(v != v for v in scores.values()):  # nan: no trigram to score
         return LanguageFit(name, True, None, {}, chars)
-    fits, better = language_verdict(scores, name, chars)
+    fits, better = language_verdict(scores, name, chars, known)
     entry = next((e for e in _profiled() if e.name == better), None)
     return LanguageFit(name, fits, entry, scores, chars)

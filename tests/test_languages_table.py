@@ -43,3 +43,24 @@ def test_the_readme_languages_table_is_the_cards():
     """README.md's "Languages" table is :func:`languages_table.readme_rows` of today's cards."""
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     assert languages_table.readme_rows(languages_table.rows()) in readme
+
+
+def test_dev_only_table_is_its_records_and_ships_only_above_udpipe1():
+    """benchmarks/dev_only_table.py: a row per dev-only treebank, its figures those of its
+    build's record, shipped exactly where the record beats UDPipe 1 and the model is in
+    models/; the committed table is today's records."""
+    import json
+
+    import dev_only_table
+
+    table = dev_only_table.rows()
+    assert [r["treebank"] for r in table] == [tb for tb, _, _ in dev_only_table.DEV_ONLY.values()]
+    for r in table:
+        if not r["built"]:
+            continue
+        rec = json.loads((dev_only_table.OUT / f"{r['treebank']}.json").read_text())
+        assert r["predicted"][2] == rec["scores"]["gold tokenization"]["LAS"]
+        assert abs(r["difference_las"] - (r["predicted"][2] - r["udpipe1_las"])) < 0.006
+        assert r["shipped"] == (r["difference_las"] > 0)
+        assert r["shipped"] == (REPO / "models" / f"{r['treebank']}_gs.npz").exists()
+    assert json.loads((dev_only_table.RESULTS / "dev_only.json").read_text()) == table

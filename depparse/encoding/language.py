@@ -32,7 +32,7 @@ from pathlib import Path
 
 from ..conllu import tokens_with_misc
 
-__all__ = ["FORMAT", "ORDER", "TOP", "Profile", "bits_per_trigram", "excess",
+__all__ = ["FORMAT", "ORDER", "TOP", "Profile", "bits_per_trigram", "excess", "known_share",
            "profile_path", "sentence_text", "trigrams"]
 
 #: The ``format`` of a profile file.
@@ -156,6 +156,16 @@ def bits_per_trigram(profile: Profile, texts) -> float:
     """Mean ``-log2 P(trigram)`` of the texts (one string per sentence) under ``profile``."""
     grams = [g for t in texts for g in trigrams(t)]
     return profile.bits(grams)
+
+
+def known_share(profile: Profile, texts) -> float:
+    """The share of the texts' trigrams that ``profile`` keeps (``nan`` for none): a profile
+    of another script knows few of them, whatever its :func:`excess` (Korean's, of a
+    high-entropy script, scores Latin text evenly)."""
+    grams = [g for t in texts for g in trigrams(t)]
+    if not grams:
+        return math.nan
+    return sum(g in profile.grams for g in grams) / len(grams)
 
 
 def excess(profile: Profile, texts) -> float:
