@@ -24,9 +24,9 @@ import numpy as np
 import pytest
 from fixtures_models import long_sentence, run_cli, run_subprocess
 
-import depparse
 from depparse.conllu import read_conllu
 from depparse.decode.trees import validate_tree
+from depparse.inference.engine import Engine
 
 W = [  # a valid 4-word sentence, one line per word
     "1\tthe\tthe\tDET\t_\t_\t2\tdet\t_\t_",
@@ -484,7 +484,7 @@ def test_internal_error_exit_1(syn, tmp_path, monkeypatch):
     def boom(self, s, **kw):
         raise RuntimeError("unexpected\nsecond line")
 
-    monkeypatch.setattr(depparse.Parser, "parse_one", boom)
+    monkeypatch.setattr(Engine, "parse_one", boom)
     out = tmp_path / "out.conllu"
     rc, _, err = run_cli(["parse", syn.test, "--model", syn.model, "-o", out])
     assert rc == 1
