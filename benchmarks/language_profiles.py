@@ -128,7 +128,8 @@ def measure():
         {"sizes": SIZES, "threshold": catalog.LANGUAGE_EXCESS, "margin": catalog.LANGUAGE_MARGIN,
          "min_chars": catalog.LANGUAGE_MIN_CHARS,
          "absolute_chars": catalog.LANGUAGE_ABSOLUTE_CHARS,
-         "short_excess": catalog.LANGUAGE_SHORT_EXCESS, "groups": _groups(rows)}, indent=1),
+         "short_excess": catalog.LANGUAGE_SHORT_EXCESS,
+         "known_ratio": catalog.LANGUAGE_KNOWN_RATIO, "groups": _groups(rows)}, indent=1),
         encoding="utf-8")
     (RESULTS / "language_check.md").write_text(_table(rows, shipped, seconds),
                                                 encoding="utf-8")
@@ -168,7 +169,10 @@ def _table(rows, shipped, seconds):
          f"other models alone: it does not fit when another model's excess is lower by "
          f"{catalog.LANGUAGE_MARGIN} bits or more, and that model is named when its excess is "
          f"at most {catalog.LANGUAGE_EXCESS} (a long sample) or "
-         f"{catalog.LANGUAGE_SHORT_EXCESS} (a short one).  'fit' below counts the samples "
+         f"{catalog.LANGUAGE_SHORT_EXCESS} (a short one); another model counts only where "
+         f"its profile keeps at least {catalog.LANGUAGE_KNOWN_RATIO} times the share of the "
+         "sample's trigrams the model's own keeps (`known_share`: another script's profile "
+         "scores text evenly).  'fit' below counts the samples "
          "said to fit (for short samples of a language no model has, often: they are only "
          "compared with the other models), 'named' the model the warning names.", ""]
     L += ["## Own language: excess and false alarms", "",

@@ -78,11 +78,13 @@ def test_verdict_follows_the_measured_thresholds():
     assert v({"a": S + D + 1, "b": S + 0.1}, "a", short) == (False, None)  # b no fit either
     assert v({"a": T + 0.1, "b": -9.0}, "a", long - 1) == (False, "b")
     assert v({"a": T - 0.1, "b": -9.0}, "a", long) == (True, None)  # a fits: a is kept
-    # a model that knows fewer of the sample's trigrams than the current one is no candidate
-    assert v({"a": S + D, "b": S - 0.1}, "a", short, {"a": 0.6, "b": 0.2}) == (True, None)
-    assert v({"a": S + D, "b": S - 0.1}, "a", short, {"a": 0.6, "b": 0.6}) == (False, "b")
+    # a model that knows too few of the sample's trigrams is no candidate
+    R = catalog.LANGUAGE_KNOWN_RATIO
+    assert v({"a": S + D, "b": S - 0.1}, "a", short, {"a": 0.6, "b": 0.6 * R - 0.01}) == (
+        True, None)
+    assert v({"a": S + D, "b": S - 0.1}, "a", short, {"a": 0.6, "b": 0.6 * R}) == (False, "b")
     assert v({"a": T + D + 0.1, "b": 0.0, "c": 0.5}, "a", long,
-             {"a": 0.5, "b": 0.1, "c": 0.9}) == (False, "c")
+             {"a": 0.5, "b": 0.5 * R - 0.01, "c": 0.9}) == (False, "c")
 
 
 def test_known_share_is_the_share_of_trigrams_the_profile_keeps():
