@@ -103,7 +103,8 @@ def markdown(table: list[dict]) -> str:
         both = [r for r in built if r["recipes"].get(n, {}).get("las") is not None]
         if both:
             d = [r["predicted"][2] - r["recipes"][n]["las"] for r in both]
-            lines += ["", f"The default recipe against recipe {n}, on the {len(both)} treebanks "
+            tbs = "treebank" if len(both) == 1 else f"{len(both)} treebanks"
+            lines += ["", f"The default recipe against recipe {n}, on the {tbs} "
                       f"built by both: mean ΔLAS {sum(d) / len(d):+.2f}, at least as good on "
                       f"{sum(x >= 0 for x in d)} of {len(both)} "
                       f"(range {min(d):+.2f} to {max(d):+.2f})."]
