@@ -37,9 +37,9 @@ from depparse.conllu import read_conllu  # noqa: E402
 from depparse.encoding.language import (  # noqa: E402
     Profile,
     bits_per_trigram,
-    known_share,
     profile_path,
     sentence_text,
+    trigrams,
 )
 from depparse.paths import corpora_dir  # noqa: E402
 
@@ -112,8 +112,9 @@ def measure():
         for f in files:
             tb = f.parent.name
             for k, sample in enumerate(_samples(texts[f], size)):
-                ex = {e.name: bits_per_trigram(p, sample) - p.held_out_bits for e, p in shipped}
-                known = {e.name: known_share(p, sample) for e, p in shipped}
+                grams = [g for t in sample for g in trigrams(t)]
+                ex = {e.name: p.bits(grams) - p.held_out_bits for e, p in shipped}
+                known = {e.name: p.known(grams) for e, p in shipped}
                 chars = sum(len(t) for t in sample)
                 for e, _ in shipped:
                     fits, better = catalog.language_verdict(ex, e.name, chars, known)

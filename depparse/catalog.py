@@ -441,7 +441,7 @@ def check_language(model_path, texts) -> LanguageFit | None:
     the model, :func:`depparse.encoding.language.profile_path`) is a candidate, so a model
     shipped later is named without a change here.  None where the model has no profile.
     """
-    from .encoding.language import excess, known_share
+    from .encoding.language import trigrams
 
     path = Path(model_path)
     own = _profile(path)
@@ -459,11 +459,11 @@ def check_language(model_path, texts) -> LanguageFit | None:
         here = path
     current = next((e for e in _profiled() if e.path.resolve() == here), None)
     name = current.name if current is not None else path.stem
-    scores, known = {name: excess(own, sample)}, {name: known_share(own, sample)}
-    for e in _profiled():
-        if e.name != name:
-            scores[e.name] = excess(_profile(e.path), sample)
-            known[e.name] = known_share(_profile(e.path), sample)
+    # the sample's trigrams once, scored under every profile (excess: bits over its level)
+    grams = [g for t in sample for g in trigrams(t)]
+    profiles = {name: own, **{e.name: _profile(e.path) for e in _profiled() if e.name != name}}
+    scores = {n: p.bits(grams) - (p.held_out_bits or 0.0) for n, p in profiles.items()}
+    known = {n: p.known(grams) for n, p in profiles.items()}
     if any(v != v for v in scores.values()):  # nan: no trigram to score
         return LanguageFit(name, True, None, {}, chars)
     fits, better = language_verdict(scores, name, chars, known)

@@ -129,6 +129,12 @@ class Profile:
             total += floor if c is None else logn - math.log2(c)
         return total / len(grams)
 
+    def known(self, grams) -> float:
+        """The share of ``grams`` the profile keeps (``nan`` for none)."""
+        if not grams:
+            return math.nan
+        return sum(g in self.grams for g in grams) / len(grams)
+
     def to_json(self) -> dict:
         return {"format": FORMAT, "version": VERSION, "order": ORDER, "source": self.source,
                 "held_out": self.held_out, "held_out_bits": self.held_out_bits,
@@ -162,10 +168,7 @@ def known_share(profile: Profile, texts) -> float:
     """The share of the texts' trigrams that ``profile`` keeps (``nan`` for none): a profile
     of another script knows few of them, whatever its :func:`excess` (Korean's, of a
     high-entropy script, scores Latin text evenly)."""
-    grams = [g for t in texts for g in trigrams(t)]
-    if not grams:
-        return math.nan
-    return sum(g in profile.grams for g in grams) / len(grams)
+    return profile.known([g for t in texts for g in trigrams(t)])
 
 
 def excess(profile: Profile, texts) -> float:
