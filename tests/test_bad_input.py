@@ -583,7 +583,7 @@ def test_dash_output_is_stdout(syn, tmp_path, monkeypatch):
 def test_dev_stdout_into_a_pipe_and_a_terminal(syn, tmp_path):
     p = run_subprocess(["parse", syn.test, "--model", syn.model, "-o", "/dev/stdout", "-q"])
     assert p.returncode == 0, p.stderr.decode()
-    ref = run_subprocess(["parse", syn.test, "--model", syn.model, "-q"]).stdout
+    ref = run_cli(["parse", syn.test, "--model", syn.model, "-q"])[1]  # into stdout
     assert p.stdout == ref and ref
     # on a terminal (a pseudo-terminal)
     import pty
@@ -610,7 +610,8 @@ def test_dev_stdout_into_a_pipe_and_a_terminal(syn, tmp_path):
 
 
 def test_special_files_are_written_in_place(syn, tmp_path):
-    """A FIFO and a character device given as -o are written to, never replaced."""
+    """A FIFO and a character device given as -o are written to, never replaced (in-process:
+    the CLI's own path to its outputs; the subprocess tests above cover the exit paths)."""
     import stat
     import threading
 
@@ -620,23 +621,23 @@ def test_special_files_are_written_in_place(syn, tmp_path):
     got = []
     reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
     reader.start()
-    p = run_subprocess(["parse", syn.test, "--model", syn.model, "-o", fifo, "-q"])
+    rc, _, err = run_cli(["parse", syn.test, "--model", syn.model, "-o", fifo, "-q"])
     reader.join(timeout=60)
-    assert p.returncode == 0, p.stderr.decode()
+    assert rc == 0, err
     assert got == [ref] and stat.S_ISFIFO(os.stat(fifo).st_mode)
     if os.geteuid() != 0:
         pytest.skip("making a device node needs root")
     null = tmp_path / "null"  # a twin of /dev/null (major 1, minor 3)
     os.mknod(null, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
     for extra in ([], ["--report", tmp_path / "r.json"]):
-        p = run_subprocess(["parse", syn.test, "--model", syn.model, "-o", null, *extra])
-        assert p.returncode == 0, p.stderr.decode()
+        rc, _, err = run_cli(["parse", syn.test, "--model", syn.model, "-o", null, *extra])
+        assert rc == 0, err
         assert stat.S_ISCHR(os.stat(null).st_mode), "the device node was replaced"
     # the report can go to a device too
-    p = run_subprocess(["parse", syn.test, "--model", syn.model, "-o", null, "--report", null])
-    assert p.returncode == 2 and b"also the output" in p.stderr
-    p = run_subprocess(["parse", syn.test, "--model", syn.model, "--report", null, "-q"])
-    assert p.returncode == 0 and stat.S_ISCHR(os.stat(null).st_mode), p.stderr.decode()
+    rc, _, err = run_cli(["parse", syn.test, "--model", syn.model, "-o", null, "--report", null])
+    assert rc == 2 and "also the output" in err
+    rc, _, err = run_cli(["parse", syn.test, "--model", syn.model, "--report", null, "-q"])
+    assert rc == 0 and stat.S_ISCHR(os.stat(null).st_mode), err
 
 
 def test_output_that_is_an_input_is_refused(syn, tmp_path):

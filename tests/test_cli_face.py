@@ -225,11 +225,12 @@ def test_api_train_logs_a_line_per_epoch(syn, tmp_path):
     assert p.returncode == 0, err
     assert re.search(r"^depparse: epoch 1/2: .*training UAS", err, re.M), err
     assert re.search(r"^depparse: epoch 2/2: .*dev UAS", err, re.M), err
-    # the caller's own logging set-up wins: nothing added
-    code = "import logging; logging.basicConfig(level=logging.ERROR)\n" + code
+    # the caller's own logging set-up wins: nothing added (one epoch is enough to see it)
+    code = ("import logging; logging.basicConfig(level=logging.ERROR)\n"
+            + code.replace("epochs=2", "epochs=1"))
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=600,
                        cwd=tmp_path)
-    assert p.returncode == 0 and "epoch 1/2" not in p.stderr.decode(), p.stderr.decode()
+    assert p.returncode == 0 and "depparse: epoch" not in p.stderr.decode(), p.stderr.decode()
 
 
 def test_train_log_into_a_file_shows_progress_within_an_epoch(syn, tmp_path, monkeypatch):

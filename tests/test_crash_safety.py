@@ -58,6 +58,9 @@ def train_file(tmp_path_factory):
     return p, dev
 
 
+# kills a CLI training at a random moment: 20-22 s, the slowest of the fast suite (measured);
+# resuming bit-identically in-process stays fast (test_learning.test_resume_is_bit_identical)
+@pytest.mark.slow
 def test_killed_training_resumes_bit_identical(train_file, tmp_path):
     train, dev = train_file
     args = ["train", "--recipe", "none",

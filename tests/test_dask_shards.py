@@ -470,6 +470,7 @@ def test_resume_a_folder_run(cluster, syn, tmp_path, monkeypatch):
     assert not list(out.glob(".*"))
 
 
+@pytest.mark.slow  # a client killed and a resumed run on the cluster: 9 s (measured)
 def test_client_killed_then_resumed(cluster, syn, tmp_path):
     """The client killed (SIGKILL) once some shards are complete: --resume keeps them, parses
     the others and writes the local run's bytes."""

@@ -96,13 +96,14 @@ def test_sentence_vectors_equal_the_engine(enc, corpora_dir):
     ``passage: `` + text: the package's sentence vector.  Its engine quantises the
     activations to 8 bits before each product, so the two agree to cosine 0.9998 at worst on
     these sentences (measured: 0.99983 over 100 dev sentences of 25 treebanks), not bit for
-    bit."""
+    bit.  Here the first two of each treebank's dev file: with four, this test
+    took 33 s of the fast suite on 2 cores (measured)."""
     lib, m = _engine()
     out = np.empty(enc.dim, dtype=np.float32)
     worst = 1.0
     n = 0
     for f in sorted(glob.glob(str(corpora_dir / "*" / "*-dev.conllu"))):
-        for s in read_conllu(f)[:4]:
+        for s in read_conllu(f)[:2]:
             text = s.text or " ".join(s.forms[1:])
             ids = enc.text_piece_ids("passage: " + text)
             if enc.unk in ids:  # characters no piece covers: the engine splits them apart
@@ -112,7 +113,7 @@ def test_sentence_vectors_equal_the_engine(enc, corpora_dir):
             x = enc._forward([[enc.cls] + ids[:510] + [enc.sep]]).mean(0)
             worst = min(worst, float(x @ out / np.linalg.norm(x)))
             n += 1
-    assert n >= 80
+    assert n >= 40
     assert worst > 0.9995
 
 

@@ -553,8 +553,10 @@ def _system_file(gold, path, *, retokenize):
 
 @pytest.mark.corpora
 @needs_official
+# 9-12 s a treebank (measured): Portuguese in the slow suite
 @pytest.mark.parametrize("name", ["en_ewt/en_ewt-ud-dev.conllu",
-                                  "pt_bosque/pt_bosque-ud-dev.conllu"])
+                                  pytest.param("pt_bosque/pt_bosque-ud-dev.conllu",
+                                               marks=pytest.mark.slow)])
 def test_corpus_all_metrics_match_official(corpora_dir, tmp_path, name):
     path = corpora_dir / name
     if not path.is_file():

@@ -250,7 +250,11 @@ def big(syn, tmp_path_factory):
     return src, txt
 
 
-@pytest.mark.parametrize("kind,jobs", [("conllu", "1"), ("text", "1"), ("conllu", "2")])
+# a kill and a resume, three ways: 7-10 s each (measured); plain text and two jobs in the
+# slow suite
+@pytest.mark.parametrize("kind,jobs", [("conllu", "1"),
+                                       pytest.param("text", "1", marks=pytest.mark.slow),
+                                       pytest.param("conllu", "2", marks=pytest.mark.slow)])
 def test_killed_parse_resumes_byte_identical(syn, big, tmp_path, kind, jobs):
     src = big[0] if kind == "conllu" else big[1]
     flags = ["--input", kind, "-m", syn.model, "--jobs", jobs, "-q"]
@@ -320,6 +324,7 @@ def test_partial_output_is_not_replaced_unasked(syn, big, tmp_path):
     assert rc == 2 and "--resume" in err
 
 
+@pytest.mark.slow  # up to four kills of a folder run: 9-12 s (measured)
 def test_killed_folder_run_resumes(syn, big, tmp_path):
     corpus = tmp_path / "corpus"
     corpus.mkdir()
@@ -363,8 +368,8 @@ def test_memory_stays_flat(syn, tmp_path):
     many = tmp_path / "many.conllu"
     many.write_bytes(one.read_bytes() * 10)
     peaks = []
+    run_cli(["parse", one, "-m", syn.model, "-o", tmp_path / "o.conllu", "-q"])  # warm
     for src in (one, many):
-        run_cli(["parse", src, "-m", syn.model, "-o", tmp_path / "o.conllu", "-q"])  # warm
         tracemalloc.start()
         rc, _, err = run_cli(["parse", src, "-m", syn.model, "-o", tmp_path / "o.conllu",
                               "-q", "--report", tmp_path / "r.json"])
