@@ -100,7 +100,9 @@ def is_projective(heads) -> bool:
 
 
 def all_trees(n: int, single_root: bool = False) -> np.ndarray:
-    """Every tree rooted at 0 over ``n`` words, as an ``(T, n+1)`` int64 array (cached).
+    """Every tree rooted at 0 over ``n`` words, as an ``(T, n+1)`` int64 array (cached,
+    read-only: copy rows before handing them to a kernel, for which a read-only array is
+    another signature to compile).
 
     Enumerates all ``n^n`` head assignments with :func:`itertools.product` and keeps trees;
     with ``single_root`` only those with exactly one word attached to the root.

@@ -131,7 +131,7 @@ def test_score_tree_and_table_score_with_bigrams():
     for n in range(1, 6):
         arc, sib, gr, gs, bg = rand_instance(rng, n)
         pt = compile_dense(arc, sib, gr, gs, bg)
-        for heads in all_trees(n)[:50]:
+        for heads in all_trees(n)[:50].copy():  # writable rows (all_trees' are read-only)
             want = float(tree_scores_full(heads[None], arc, sib, gr, gs)[0])
             want += sum(bg[heads[m], m, heads[m + 1]] for m in range(1, n))
             assert close(score_tree(heads, arc, sib, gr, gs, bg), want)

@@ -72,7 +72,7 @@ def test_joint_score_matches_naive():
         trees = all_trees(n)
         tscore = tree_scores_full(trees, arc, sib, gr, gs)
         for t in range(min(len(trees), 20)):
-            heads = trees[t]
+            heads = trees[t].copy()  # writable, as the parser's own (one compiled signature)
             ks = np.array([-1] + [rng.integers(len(emit[i])) for i in range(1, n + 1)])
             want = tscore[t] + chain_value(ks, emit, trans)
             want += sum(D[heads[m], m, 0 if heads[m] == 0 else ks[heads[m]], ks[m]]

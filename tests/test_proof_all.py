@@ -63,7 +63,7 @@ def tree_score(parser, enc, heads, arc_weight):
     mods[heads[1:], m] = True
     idx = structure_features(*enc.arrays(), np.uint64((1 << parser.config.bits) - 1),
                              parser.engine.templates_on, parser.engine.order, mods,
-                             np.asarray(heads, dtype=np.int64), np.ones(N, dtype=np.bool_))
+                             np.array(heads, dtype=np.int64), np.ones(N, dtype=np.bool_))
     return float(parser.engine.w[idx].sum()) + float(_extra_arcs(parser, enc, arc_weight)[heads[1:],
                                                                                   m].sum())
 

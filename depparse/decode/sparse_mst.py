@@ -83,7 +83,7 @@ def _cle_sparse(scores, ptr, src, single_root, heads):
     lo = np.zeros(M, dtype=np.int64)
     hi = np.zeros(M, dtype=np.int64)
     big = 0.0
-    top = 0
+    top = np.int64(0)  # (int64, not Literal[int](0): one signature of _grow)
     for y in range(1, N):
         lo[y] = top
         for j in range(ptr[y], ptr[y + 1]):

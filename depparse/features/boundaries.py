@@ -149,7 +149,8 @@ def dist_bucket(d):
     return 12
 
 
-@nb.njit(cache=True, inline="always")
+# One typed signature, called rather than inlined (as chars._h)
+@nb.njit(nb.uint64(nb.int64, nb.int64), cache=True)
 def _h(t, a):
     return mix(mix(np.uint64(t), a), 13)
 

@@ -137,6 +137,12 @@ def template_switches(off="", record=False) -> np.ndarray:
 ALL_TEMPLATES = template_switches()  # every template on (the pruner; models without a choice)
 
 
+#: START / END of a sibling chain (``-1``) as an int64 value: a literal ``-1`` in a kernel's
+#: call is a distinct type to Numba (``Literal[int](-1)``), and each callee would compile once
+#: more for it.
+NO_WORD = np.int64(-1)
+
+
 #: The hash states of the arc templates after the atoms of the head that lead them
 #: (:func:`_arc_head`), one per slot.
 N_HEAD_STATES = 52
@@ -688,10 +694,10 @@ def fill_scores(words, weights, order, keep, parts):
                     tab[parts.tab_off[parts.gp_off[h] + gi, d]] = 0.0  # the root: no left side
                 continue
             for p in range(W1):
-                s = -1 if p == 0 else cand[c0 + p - 1]
+                s = NO_WORD if p == 0 else cand[c0 + p - 1]
                 _sib_prev(h, s, form, words.lemma, upos, words.xpos, cluster, ss)
                 for q in range(p, W1):
-                    m = -1 if q == L else cand[c0 + q]
+                    m = NO_WORD if q == L else cand[c0 + q]
                     k = _sib_emit(h, s, m, d, ss, form, upos, words.xpos, cluster, mask, on, buf)
                     S[p, q] = dot(w, buf, k)
             for gi in range(parts.gp_len[h]):
@@ -709,7 +715,7 @@ def fill_scores(words, weights, order, keep, parts):
                 P = _gsib_head(max(g, 0), h, form, upos)
                 a = _gsib_att(g, h, d)
                 for p in range(W1):
-                    s = -1 if p == 0 else cand[c0 + p - 1]
+                    s = NO_WORD if p == 0 else cand[c0 + p - 1]
                     Q = _gsib_sibling(P, s, form, upos)
                     for q in range(W1):
                         if q < p:
@@ -717,7 +723,7 @@ def fill_scores(words, weights, order, keep, parts):
                             continue
                         v = S[p, q]
                         if grand:
-                            m = -1 if q == L else cand[c0 + q]
+                            m = NO_WORD if q == L else cand[c0 + q]
                             k = _gsib_emit(Q, s, m, a, form, upos, mask, on, buf)
                             v += G[q] + dot(w, buf, k)
                         tab[o + p * W1 + q] = v
@@ -753,7 +759,7 @@ def structure_features(form, lemma, upos, xpos, prefix, suffix, cluster, feat_pt
             continue
         g = gpar[h] if (order == 2 and h > 0) else -1
         for d in range(2):
-            s = -1
+            s = NO_WORD
             if d == 0:
                 start, stop, step = h - 1, 0, -1
             else:
@@ -776,10 +782,10 @@ def structure_features(form, lemma, upos, xpos, prefix, suffix, cluster, feat_pt
                     out, n = _append(out, n, buf, k)
                 s = m
             if order >= 1 and not (h == 0 and d == 0):
-                k = sib_features(h, s, -1, d, form, lemma, upos, xpos, cluster, mask, on, buf)
+                k = sib_features(h, s, NO_WORD, d, form, lemma, upos, xpos, cluster, mask, on, buf)
                 out, n = _append(out, n, buf, k)
                 if g >= 0:
-                    k = gsib_features(g, h, s, -1, d, form, upos, mask, on, buf)
+                    k = gsib_features(g, h, s, NO_WORD, d, form, upos, mask, on, buf)
                     out, n = _append(out, n, buf, k)
     return out[:n]
 

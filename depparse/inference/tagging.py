@@ -182,11 +182,13 @@ class TaggerTask:
         """``(full, vec)`` for :func:`~depparse.features.tags.candidate_scores`: the dense
         scores of all classes by one matrix product where every class is a candidate, else
         the vectors (their products are taken for the candidates only)."""
+        none = np.empty((vec.shape[0], 0))  # float64 as the product: one compiled signature
         if self.dense.shape[1] == 0:
-            return vec[:, :0], vec[:, :0]
+            return none, vec[:, :0]
         if self.allowed is None and self.name != "lemma":
-            return vec @ self.dense.T, vec[:, :0]
-        return vec[:, :0], vec
+            # (a float32 model's product widened, as the kernel widened each value it read)
+            return (vec @ self.dense.T).astype(np.float64, copy=False), vec[:, :0]
+        return none, vec
 
     def scores(self, bases, counts, w, mask, vec, ptr, ids):
         """The score of every candidate (:func:`~depparse.features.tags.candidate_scores`)."""

@@ -87,7 +87,7 @@ def train_step(heads, bases, counts, upos, gold, w, acc, c, mask, nlabels, extra
             continue
         ch = kids[ptr[h]:ptr[h + 1]]
         # the bigram scores this head needs, from the current weights
-        fill_transitions(upos[h], 3, w, mask, nlabels, T)
+        fill_transitions(upos[h], np.int64(3), w, mask, nlabels, T)  # (int64: no literal compile)
         done = np.zeros(3, dtype=np.bool_)
         for i in range(1, ch.shape[0]):
             side = (1 if ch[i - 1] > h else 0) + (1 if ch[i] > h else 0)
@@ -97,7 +97,7 @@ def train_step(heads, bases, counts, upos, gold, w, acc, c, mask, nlabels, extra
         E = head_emissions(ch, bases, counts, w, mask, nlabels)
         for i in range(ch.shape[0]):
             E[i] += extra[ch[i]]
-        label_chain(E, T[3, START], T, ch, h, N_SPECIAL, pred)
+        label_chain(E, T[3, START], T, ch, h, np.int64(N_SPECIAL), pred)
         wrong = 0
         for m in ch:
             if pred[m] != gold[m]:
@@ -228,8 +228,8 @@ def _penalty_epoch(order, E_all, kids, hs, hpos, folds, tables, gold, ptr, A, b,
         a, z = ptr[j], ptr[j + 1]
         ch = kids[a:z]
         T = tables[folds[j], hpos[j]]
-        soft_label_chain(E_all[a:z], T[3, START], T, ch, hs[j], N_SPECIAL, A, b, rho, max_iter,
-                         out)
+        soft_label_chain(E_all[a:z], T[3, START], T, ch, hs[j], np.int64(N_SPECIAL), A, b, rho,
+                         max_iter, out)
         wrong = 0
         for i in range(z - a):
             if out[ch[i]] != gold[a + i]:

@@ -33,8 +33,11 @@ log = logging.getLogger(__name__)
 
 @nb.njit(cache=True)
 def _adagrad_step(form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr, feat_ids, w, G, mask,
-                  mu, heads, lr):
-    """One AdaGrad ascent step on ``log p(heads | x)`` given the marginals ``mu``."""
+                  on, mu, heads, lr):
+    """One AdaGrad ascent step on ``log p(heads | x)`` given the marginals ``mu`` (``on``: the
+    template switches, an argument rather than the global ``ALL_TEMPLATES``: a global array is
+    a read-only constant to Numba, so the feature kernels would compile a second time for
+    it)."""
     N = form.shape[0]
     buf = np.empty(MAX_FEATS, dtype=np.int64)
     for h in range(N):
@@ -45,7 +48,7 @@ def _adagrad_step(form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr, fe
             if abs(g) < 1e-6:
                 continue
             k = arc_features(h, m, form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr,
-                             feat_ids, mask, ALL_TEMPLATES, buf)
+                             feat_ids, mask, on, buf)
             gg = g * g
             for i in range(k):
                 j = buf[i]
@@ -119,7 +122,7 @@ def train_pruner(encoded, gold_heads, bits=22, epochs=1, lr=0.1, seed=0, label="
             mu = arc_marginals(s)
             hd = gold_heads[i]
             ll += float(np.log(np.maximum(mu[hd[1:], np.arange(1, e.n + 1)], 1e-300)).sum())
-            _adagrad_step(*e.arrays(), w, G, mask, mu, hd, lr)
+            _adagrad_step(*e.arrays(), w, G, mask, ALL_TEMPLATES, mu, hd, lr)
             if dense is not None:
                 gd = pruner_dense_gradient(z, dense, mu, hd)
                 Gd += gd * gd
