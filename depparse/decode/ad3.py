@@ -73,6 +73,7 @@ from .qp import (
     tree_map,
     tree_workspace,
 )
+from .slices import put, put2
 
 __all__ = ["ad3_decompose"]
 
@@ -221,10 +222,10 @@ def _ad3_start(parts, settings, state, work):
     if tree_map(w, settings.single_root, settings.projective, yh, work.tree.cle) != OK:
         return NO_TREE
     progress.best[0] = _primal_score(parts, yh, work.gpos)
-    state.trace.best_heads[:] = yh
+    put(state.trace.best_heads, 0, yh, yh.shape[0])
     progress.trees[0] = 1
     T = tree.active
-    T.W[0, :] = yh
+    put(T.W[0], 0, yh, yh.shape[0])
     tree.k[0] = 1
     T.beta[0] = 1.0
     T.G[0, 0] = N - 1.0
@@ -313,7 +314,7 @@ def _automata_subproblems(parts, single_root, allowed, p, aut, work, eta):
         if same:  # same input, same subproblem: its solution stands (no oracle call)
             continue
         eta_last[h] = eta
-        alast[h, :V] = aloc[:V]
+        put(alast[h], 0, aloc, V)
         kk, c = _auto_qp(h, parts, single_root, aloc, eta, _head_set(active, h), kA[h], qloc,
                          automaton)
         kA[h] = kk
@@ -347,7 +348,7 @@ def _tree_subproblem(parts, settings, allowed, p, tree, work, eta):
     if same:
         return 0
     work.eta_last[N] = eta
-    alast[:, :] = a
+    put2(alast, a)
     kk, calls = _tree_qp(a, allowed, settings.single_root, settings.projective, tree.active,
                          tree.k[0], tree.q, work.tree)
     tree.k[0] = kk
@@ -464,13 +465,14 @@ def _ad3_certificate(parts, settings, state, work, k):
     trace.dual[k] = L
     if L < progress.lowest[0]:
         progress.lowest[0] = L
-        aut.lam_best[:, :] = lamA
-        aut.lam_g_best[:, :] = lamG
+        put2(aut.lam_best, lamA)
+        put2(aut.lam_g_best, lamG)
     for t in range(2):
         f = f1 if t == 0 else f2
         if f > progress.best[0] or progress.trees[0] == 0:
             progress.best[0] = f
-            trace.best_heads[:] = work.tree.heads if t == 0 else work.heads2
+            src = work.tree.heads if t == 0 else work.heads2
+            put(trace.best_heads, 0, src, src.shape[0])
             progress.trees[0] += 1
     trace.primal[k] = max(f1, f2)
     # the tolerance of the gap certificate (depparse.decode.dual) also covers the rounding of

@@ -98,6 +98,7 @@ from .bigrams import chain_viterbi, head_positions, tree_bigram_score
 from .eisner import _eisner
 from .mst import NO_TREE, OK, NoSpanningTreeError
 from .parts import PartTable, compile_dense, table_width
+from .slices import put, put2
 from .sparse_mst import _cle_sparse, in_arcs
 
 __all__ = ["COUNT_C", "COUNT_Y", "COUNT_Z", "COUNT_ZG", "DualResult", "dual_decompose",
@@ -516,8 +517,8 @@ def _zg_update(parts, yh, z, w, step):
 @nb.njit(cache=True, inline="always")
 def _z_keep(z):
     """The automata's multipliers at a new lowest dual value."""
-    z.ubest[:, :] = z.u
-    z.vbest[:, :] = z.v
+    put2(z.ubest, z.u)
+    put2(z.vbest, z.v)
 
 
 @nb.njit(cache=True, inline="always")
@@ -570,7 +571,7 @@ def _c_update(yh, c, w, step):
 @nb.njit(cache=True, inline="always")
 def _c_keep(c):
     """The chain's multipliers at a new lowest dual value."""
-    c.rbest[:, :] = c.r
+    put2(c.rbest, c.r)
 
 
 # -- one iteration's steps -------------------------------------------------------------
@@ -633,13 +634,13 @@ def _keep_best(f, yh, k, progress, trace):
     """The best tree so far (and its history), with its score ``f``."""
     if f > progress.best[0] or progress.changes[0] == 0:  # (the first tree counts: NaN-safe)
         progress.best[0] = f
-        trace.best_heads[:] = yh
+        put(trace.best_heads, 0, yh, yh.shape[0])
         c = progress.changes[0]
         ncap = trace.change_iter.shape[0]
         if c >= ncap:
             c = ncap - 1  # history full: the last slot keeps the latest best tree
         trace.change_iter[c] = k + 1
-        trace.change_heads[c, :] = yh
+        put(trace.change_heads[c], 0, yh, yh.shape[0])
         progress.changes[0] = c + 1
 
 
@@ -676,7 +677,7 @@ def _settle(settings, state, yh, k, L, f, nd):
     progress = state.progress
     incumbent = settings.incumbent
     if nd == 0:  # y = z (= z' = c): a certificate (Theorem 1)
-        state.trace.best_heads[:] = yh
+        put(state.trace.best_heads, 0, yh, yh.shape[0])
         progress.best[0] = f
         progress.certified[0] = 1
         progress.done[0] = 1

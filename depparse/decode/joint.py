@@ -139,6 +139,7 @@ from .dual import (
 )
 from .mst import NO_TREE, OK, NoSpanningTreeError
 from .parts import PartTable, table_width
+from .slices import put
 
 __all__ = ["JointExact", "JointResult", "TagTable", "decode_joint", "joint_decompose",
            "joint_score"]
@@ -558,17 +559,17 @@ def _joint_run(parts, settings, state, k_end):
             return NO_TREE
         if _new_lowest(L, progress, steps):
             _z_keep(z)
-            ts.mubest[:] = ts.mu
-            ts.nubest[:] = ts.nu
+            put(ts.mubest, 0, ts.mu, ts.mu.shape[0])
+            put(ts.nubest, 0, ts.nu, ts.nu.shape[0])
         f = _primal_score(parts, yh, z.gpos) + chain_score(tt, ts.tau) + _tag_arc_score(
             tt, yh, ts.tau)
         trace.primal[k] = f
         if f > progress.best[0] or progress.changes[0] == 0:
-            ts.best_tags[:] = ts.tau
+            put(ts.best_tags, 0, ts.tau, ts.tau.shape[0])
         _keep_best(f, yh, k, progress, trace)
         nd = _arcs_agree(parts, yh, tree, z) + _tag_agree(parts, tt, z, ts)
         if nd == 0:  # every copy agrees: a certificate, with the chain's tags
-            ts.best_tags[:] = ts.tau
+            put(ts.best_tags, 0, ts.tau, ts.tau.shape[0])
         stop, step = _settle(settings, state, yh, k, L, f, nd)
         if stop:
             return OK

@@ -25,6 +25,8 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from .slices import put
+
 __all__ = ["chain_score", "children_of", "label_chain", "soft_label_chain", "soft_objective"]
 
 
@@ -215,7 +217,7 @@ def soft_label_chain(E, first, trans, children, h, lo, A, b, rho, max_iter, out)
                 primal -= rho[j] * c[j]
         if primal > best:
             best = primal
-            best_y[:] = y
+            put(best_y, 0, y, y.shape[0])
         if dual - best <= 1e-9 * max(1.0, abs(best)):
             proved = True
             break

@@ -29,6 +29,7 @@ import numpy as np
 from .automata import _decode_head
 from .eisner import _eisner
 from .mst import OK, _cle_workspace, _cle_ws
+from .slices import put
 
 NEG_INF = -np.inf
 KMAX = 48  # active-set capacity per factor (Caratheodory allows more; rarely reached)
@@ -144,7 +145,7 @@ def _remove(A, k, s):
         lin[s] = lin[last]
         beta[s] = beta[last]
         phi[s] = phi[last]
-        W[s, :] = W[last, :]
+        put(W[s], 0, W[last], W.shape[1])
     return last
 
 
@@ -287,7 +288,7 @@ def _tree_qp(a, allowed, single_root, projective, A, k, q, work):
         if _no_gain(val, tau) or _is_known(A, k, yh, 1, N):
             break
         k = _make_room(A, k)
-        W[k, :] = yh
+        put(W[k], 0, yh, yh.shape[0])
         for s in range(k):
             c = 0.0
             for m in range(1, N):

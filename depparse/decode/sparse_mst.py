@@ -18,6 +18,7 @@ import numba as nb
 import numpy as np
 
 from .mst import NEG_INF, NO_TREE, OK, _better
+from .slices import put
 
 __all__ = ["in_arcs"]
 
@@ -226,5 +227,5 @@ def _cle_sparse(scores, ptr, src, single_root, heads):
 def _grow(a, cap, n):
     """A copy of ``a[:n]`` in an array of ``cap`` elements (the arc pool outgrew its size)."""
     b = np.empty(cap, dtype=a.dtype)
-    b[:n] = a[:n]
+    put(b, 0, a, n)
     return b

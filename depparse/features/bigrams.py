@@ -17,6 +17,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from ..decode.slices import put
 from . import templates as T
 from .hashing import CFINE, CSHIFT, dist_bucket, dot, emit
 
@@ -86,6 +87,6 @@ def chain_features(form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr, f
     for m in range(1, N - 1):
         if only[m]:
             k = hb_features(heads[m], m, heads[m + 1], form, upos, xpos, cluster, mask, on, buf)
-            out[n:n + k] = buf[:k]
+            put(out, n, buf, k)
             n += k
     return out[:n]

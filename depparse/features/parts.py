@@ -42,6 +42,7 @@ import numba as nb
 import numpy as np
 
 from ..decode.parts import PartTable, add_bigrams, build_layout, table_width
+from ..decode.slices import put
 from ..encoding.ids import END, START
 from . import templates as T
 from .bigrams import fill_bigrams
@@ -733,9 +734,9 @@ def fill_scores(words, weights, order, keep, parts):
 def _append(out, n, buf, k):
     if n + k > out.shape[0]:
         new = np.empty(max(2 * out.shape[0], n + k), dtype=np.int64)
-        new[:n] = out[:n]
+        put(new, 0, out, n)
         out = new
-    out[n:n + k] = buf[:k]
+    put(out, n, buf, k)
     return out, n + k
 
 

@@ -65,7 +65,8 @@ def label_tree(heads, bases, counts, upos, w, mask, nlabels, tables, extra, A, b
             ch = kids[ptr[h]:ptr[h + 1]]
             E = head_emissions(ch, bases, counts, w, mask, nlabels)
             for i in range(ch.shape[0]):
-                E[i] += extra[ch[i]]
+                for j in range(E.shape[1]):  # (a loop: no row assignment, slices.put)
+                    E[i, j] += extra[ch[i], j]
             T = tables[upos[h]]
             it, proved = soft_label_chain(E, T[3, START], T, ch, h, N_SPECIAL, A, b, rho,
                                           max_iter, out)

@@ -96,7 +96,8 @@ def train_step(heads, bases, counts, upos, gold, w, acc, c, mask, nlabels, extra
                 done[side] = True
         E = head_emissions(ch, bases, counts, w, mask, nlabels)
         for i in range(ch.shape[0]):
-            E[i] += extra[ch[i]]
+            for j in range(E.shape[1]):  # (a loop: no row assignment, slices.put)
+                E[i, j] += extra[ch[i], j]
         label_chain(E, T[3, START], T, ch, h, np.int64(N_SPECIAL), pred)
         wrong = 0
         for m in ch:
