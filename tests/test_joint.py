@@ -32,8 +32,10 @@ def close(a, b, tol=1e-8):
     return abs(a - b) <= tol * max(1.0, abs(a), abs(b))
 
 
-def instance(rng, n, kmax=3, grandparents=True, p_inf=0.0, ties=False, dscale=1.0):
-    """A random sentence: dense parts, candidate tags, chain and tag-arc scores.
+def instance(rng, n, kmax=3, grandparents=True, p_inf=0.0, ties=False, dscale=1.0,
+             factor=1.0):
+    """A random sentence: dense parts, candidate tags, chain and tag-arc scores, every score
+    times ``factor`` (1e300: huge scores, whose sums come near overflow).
 
     Returns ``(pt, tags, dense)`` with ``dense = (arc, sib, gr, gs, emit, trans, D)`` for the
     brute force (``emit[i] = [(id, score), ...]``)."""
@@ -52,6 +54,10 @@ def instance(rng, n, kmax=3, grandparents=True, p_inf=0.0, ties=False, dscale=1.
     trans = draw((S + 1, S + 1))
     D = draw((N, N, 3, 3)) * dscale
     D[0, :, 1:, :] = 0.0  # (the root has one "candidate")
+    if factor != 1.0:
+        arc, sib, trans, D = arc * factor, sib * factor, trans * factor, D * factor
+        gr, gs = (None, None) if gr is None else (gr * factor, gs * factor)
+        escore = [[x * factor for x in e] for e in escore]
     tags = TagTable.dense(cands, escore, trans, D)
     emit = [[]] + [list(zip(c, e, strict=True)) for c, e in zip(cands[1:], escore[1:],
                                                                 strict=True)]
@@ -80,19 +86,22 @@ def test_joint_score_matches_naive():
             assert close(joint_score(pt, tags, heads, ks), want)
 
 
-@pytest.mark.parametrize("kind", ["normal", "ties", "forbidden", "single_root", "sibling"])
+@pytest.mark.parametrize("kind", ["normal", "ties", "forbidden", "single_root", "sibling",
+                                  "huge"])
 def test_decode_joint_vs_brute_force(kind):
     """Every joint analysis is proved optimal: its score is the brute-force optimum over all
-    (tags x trees), and its own score is what it claims."""
+    (tags x trees), and its own score is what it claims; huge scores (1e300) too, which
+    decode_joint scales down as decode_exact does."""
     rng = np.random.default_rng({"normal": 2, "ties": 3, "forbidden": 4, "single_root": 5,
-                                 "sibling": 6}[kind])
+                                 "sibling": 6, "huge": 7}[kind])
     proofs = {p: 0 for p in PROOFS}
     for i in range(count(60)):
         n = 1 + i % 5
         pt, tags, dense = instance(rng, n, ties=kind == "ties",
                                    p_inf=0.3 if kind == "forbidden" else 0.0,
                                    grandparents=kind != "sibling",
-                                   dscale=3.0 if i % 2 else 1.0)
+                                   dscale=3.0 if i % 2 else 1.0,
+                                   factor=1e300 if kind == "huge" else 1.0)
         single = kind == "single_root"
         heads, ks, value = brute(dense, single)
         if heads is None or value == NEG_INF:

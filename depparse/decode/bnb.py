@@ -28,6 +28,11 @@ The search (Land and Doig 1960; Lagrangian bounds as in Held and Karp 1971 and F
 * nodes are expanded best-bound first.  When the queue is empty, the incumbent is optimal:
   its score equals the smallest upper bound over all leaves.
 
+One driver, :func:`best_first`, runs every such search: it knows a node only through the
+problem it is given (what a node allows, how it splits, how a child runs), the tree's here
+(:class:`_TreeSearch`) and joint tagging's (:func:`~depparse.decode.joint.decode_joint`, which
+also splits on tags).
+
 The first run (:func:`decode_exact`) takes Polyak steps too, towards its own best tree
 (``lam0 = 1.5``, halved after 60 iterations without a new lowest dual value), for at most
 ``budget`` iterations.  Tuned on en_ewt dev with the shipped model (benchmarks/bench_exact.py
@@ -218,8 +223,93 @@ class _Open(NamedTuple):
 
     key: float
     tick: int
-    arc: np.ndarray  # the node's arc scores (``-inf``: forbidden)
-    start: WarmStart
+    space: object  # what the node allows (the tree search: its arc scores, -inf forbidden)
+    start: object  # the warm start its children get (the tree search: a WarmStart)
+
+
+class Search(NamedTuple):
+    """What :func:`best_first` did: the children evaluated (``nodes``), their dual
+    decomposition ``iterations``, whether every node was closed (``optimal``), the best upper
+    ``bound`` proved, and whether the deadline stopped it with nodes still open."""
+
+    nodes: int
+    iterations: int
+    optimal: bool
+    bound: float
+    timed_out: bool
+
+
+def best_first(problem, first, space, start, *, tol=GAP_TOL, max_nodes=None,
+               deadline=None):
+    """Best-first branch and bound on the dual bound (module docstring): the one driver of
+    the tree's search (:func:`branch_and_bound`) and joint tagging's
+    (:func:`~depparse.decode.joint.decode_joint`).
+
+    ``first`` is the root run (its ``score`` is the first incumbent, its ``bound`` the root's
+    bound), ``space`` what the root allows and ``start`` its warm start.  ``problem`` says
+    what a node is:
+
+    * ``problem.scale``: the largest magnitude of a score (the gap tolerance is relative to it);
+    * ``problem.children(space, start)``: the spaces of the node's children (those that can
+      still hold an analysis), or None when a single analysis is left;
+    * ``problem.leaf(space)``: that analysis scored (a run of one iteration), or None when it
+      is no analysis (a cycle, several root children);
+    * ``problem.run(space, start, incumbent)``: a child's run from its parent's warm start,
+      pruned at ``incumbent`` (raises :class:`~depparse.decode.mst.NoSpanningTreeError`
+      when the child has no analysis);
+    * ``problem.warm(run)``: the warm start a run hands to its children.
+
+    Every run has ``score``, ``bound``, ``certificate``, ``pruned``, ``timed_out`` and
+    ``iterations``.  Returns ``(best, Search)``: the run of the best analysis found (``first``
+    when none beat it) and the search's record.
+    """
+    scale = problem.scale
+    best = first
+    queue = [_Open(-float(first.bound), 0, space, start)]
+    tick, nodes, iterations, timed_out = 1, 0, 0, False
+    while True:
+        node, timed_out = _next_open(queue, best.score, scale, tol, nodes, max_nodes, deadline,
+                                     timed_out)
+        if node is None:
+            break
+        children = problem.children(node.space, node.start)
+        if children is None:  # a single analysis left: score it
+            r = problem.leaf(node.space)
+            if r is not None:
+                nodes += 1
+                iterations += r.iterations
+                if r.score > best.score:
+                    best = r
+            continue
+        for child in children:
+            if _out_of(nodes, max_nodes, deadline):
+                # out of nodes or time: the child stays open, under its parent's bound
+                heapq.heappush(queue, _Open(node.key, tick, child, node.start))
+                tick += 1
+                continue
+            try:
+                r = problem.run(child, node.start, best.score)
+            except NoSpanningTreeError:
+                nodes += 1
+                continue  # no analysis in this child
+            nodes += 1
+            iterations += r.iterations
+            if r.score > best.score:
+                best = r
+            cb = _child_bound(r, -node.key, best.score, scale, tol)
+            if cb is None:
+                continue
+            heapq.heappush(queue, _Open(-cb, tick, child, problem.warm(r)))
+            tick += 1
+            if r.timed_out:
+                timed_out = True
+    optimal, bound, timed_out = _search_end(queue, best.score, scale, tol, timed_out)
+    return best, Search(nodes, iterations, optimal, bound, timed_out)
+
+
+def has_heads(arc) -> bool:
+    """Does every word keep an allowed head under the arc scores ``arc``?"""
+    return bool(np.isfinite(arc[:, 1:]).any(axis=0).all())
 
 
 def _scale(parts: PartTable) -> float:
@@ -230,6 +320,16 @@ def _scale(parts: PartTable) -> float:
         if f.size:
             big = max(big, float(np.abs(f).max()))
     return big
+
+
+def shrink_factor(big: float) -> float:
+    """A power of two that brings the largest score magnitude ``big`` under 1e200 (1.0 when
+    it is under already): scaled by it (exactly), no sum of parts, dual value or Polyak step
+    overflows."""
+    factor = 1.0
+    while big * factor > 1e200:
+        factor *= 0.5 ** 64
+    return factor
 
 
 def _closed(bound, incumbent, scale, tol):
@@ -351,75 +451,58 @@ def branch_and_bound(parts: PartTable, first: DualResult, *, alpha=0.001, single
     -------
     BranchResult
     """
-    scale = _scale(parts)
-    use_g, use_hb = parts.grandparents, parts.bigrams
-    best_heads, best = np.asarray(first.heads).copy(), float(first.score)
-    queue = [_Open(-float(first.bound), 0, parts.arc, WarmStart.of(first))]
-    tick = 1
-    nodes = 0
-    total_iter = 0
-    timed_out = False
-    while True:
-        node, timed_out = _next_open(queue, best, scale, tol, nodes, max_nodes, deadline,
-                                     timed_out)
-        if node is None:
-            break
-        arc, start = node.arc, node.start
-        pbound = -node.key
-        hm = _branch_arc(arc, start, use_g, use_hb)
-        if hm is None:  # a single tree left: score it
-            if _only_tree(arc) is not None:
-                try:  # (one dual decomposition step finds and scores it)
-                    r = dual_decompose(dataclasses.replace(parts, arc=arc), alpha=alpha,
-                                       max_iter=1, single_root=single_root,
-                                       projective=projective, tol=tol, history=False)
-                except NoSpanningTreeError:  # several root children, or not projective
-                    continue
-                nodes += 1
-                total_iter += r.iterations
-                if r.score > best:
-                    best_heads, best = r.heads, r.score
-            continue
+    problem = _TreeSearch(parts, split, dict(
+        alpha=alpha, single_root=single_root, projective=projective, tol=tol, history=False),
+        dict(step_rule="polyak", max_iter=node_iter, lam0=lam0, patience=patience,
+             max_halvings=max_halvings, deadline=deadline, chunk=50))
+    best, s = best_first(problem, first, parts.arc, WarmStart.of(first), tol=tol,
+                         max_nodes=max_nodes, deadline=deadline)
+    return BranchResult(np.asarray(best.heads).copy(), float(best.score), s.optimal, s.nodes,
+                        s.iterations, s.bound, s.timed_out)
+
+
+class _TreeSearch:
+    """The tree's search for :func:`best_first`: a node's space is its arc scores (``-inf``:
+    forbidden), split on an arc (or on a word's heads, ``split="heads"``), its runs
+    :func:`~depparse.decode.dual.dual_decompose` from the parent's multipliers."""
+
+    def __init__(self, parts: PartTable, split, kw, child_kw):
+        self.parts, self.split, self.kw, self.child_kw = parts, split, kw, child_kw
+        self.scale = _scale(parts)
+
+    def children(self, arc, start):
+        parts = self.parts
+        hm = _branch_arc(arc, start, parts.grandparents, parts.bigrams)
+        if hm is None:
+            return None
         h, m = hm
-        S = (_head_split(arc, start, use_g, h, m, use_hb) if split == "heads"
-             else np.array([h]))
+        S = (_head_split(arc, start, parts.grandparents, h, m, parts.bigrams)
+             if self.split == "heads" else np.array([h]))
         fix = arc.copy()  # child 1: the head of m is in S
         out = np.ones(arc.shape[0], dtype=bool)
         out[S] = False
         fix[out, m] = NEG_INF
         forbid = arc.copy()  # child 2: it is not
         forbid[S, m] = NEG_INF
-        for child in (fix, forbid):
-            if not np.isfinite(child[:, 1:]).any(axis=0).all():
-                continue  # a word without a head
-            if _out_of(nodes, max_nodes, deadline):
-                # out of nodes or time: the child stays open, under its parent's bound
-                heapq.heappush(queue, _Open(node.key, tick, child, start))
-                tick += 1
-                continue
-            try:
-                r = dual_decompose(dataclasses.replace(parts, arc=child), alpha=alpha,
-                                   max_iter=node_iter, single_root=single_root,
-                                   projective=projective, tol=tol, u0=start.u, v0=start.v,
-                                   r0=start.r, incumbent=best, step_rule="polyak", lam0=lam0,
-                                   patience=patience, max_halvings=max_halvings,
-                                   history=False, deadline=deadline, chunk=50)
-            except NoSpanningTreeError:
-                nodes += 1
-                continue  # no tree in this child
-            nodes += 1
-            total_iter += r.iterations
-            if r.score > best:
-                best_heads, best = r.heads, r.score
-            cb = _child_bound(r, pbound, best, scale, tol)
-            if cb is None:
-                continue
-            heapq.heappush(queue, _Open(-cb, tick, child, WarmStart.of(r)))
-            tick += 1
-            if r.timed_out:
-                timed_out = True
-    optimal, bound, timed_out = _search_end(queue, best, scale, tol, timed_out)
-    return BranchResult(best_heads, best, optimal, nodes, total_iter, bound, timed_out)
+        return [c for c in (fix, forbid) if has_heads(c)]
+
+    def leaf(self, arc):
+        if _only_tree(arc) is None:
+            return None
+        try:  # (one dual decomposition step finds and scores it)
+            return dual_decompose(dataclasses.replace(self.parts, arc=arc), max_iter=1,
+                                  **self.kw)
+        except NoSpanningTreeError:  # several root children, or not projective
+            return None
+
+    def run(self, arc, start, incumbent):
+        return dual_decompose(dataclasses.replace(self.parts, arc=arc), u0=start.u,
+                              v0=start.v, r0=start.r, incumbent=incumbent, **self.kw,
+                              **self.child_kw)
+
+    @staticmethod
+    def warm(r):
+        return WarmStart.of(r)
 
 
 def _out_of(nodes, max_nodes, deadline):
@@ -504,10 +587,7 @@ def decode_exact(parts: PartTable, *, alpha=0.001, budget=BUDGET, single_root=Fa
     deadline = None if time_limit is None else t0 + float(time_limit)
     # huge scores: scale by a power of two (exact) so that no sum of parts, dual value or
     # Polyak step overflows; the scores returned are scaled back
-    factor = 1.0
-    big = _scale(parts)
-    while big * factor > 1e200:
-        factor *= 0.5 ** 64
+    factor = shrink_factor(_scale(parts))
     if factor != 1.0:
         parts = dataclasses.replace(parts, arc=parts.arc * factor, tab=parts.tab * factor,
                                     hb=None if parts.hb is None else parts.hb * factor)

@@ -80,8 +80,11 @@ slave agrees with the tree ``y`` through its own multipliers, so a slave is
    full-model score ``f(y)`` is added where :func:`_dd_run` adds the chain's
    (:func:`_c_score`).
 
-A slave whose variables are not arcs (tags) agrees in the same way with the slave that owns
-them.
+Joint tagging's tag slave (Rush et al. 2010; :mod:`depparse.decode.tag_slave`) is one, with
+two differences: its variables are tags, not arcs, so they agree with the automata's tag
+choices (the automata that own them), and its state is an argument of :func:`_dd_run`
+(``tags``), not a field of :data:`DualState`, so that a run without tags compiles none of its
+steps.
 """
 
 from __future__ import annotations
@@ -100,6 +103,15 @@ from .mst import NO_TREE, OK, NoSpanningTreeError
 from .parts import PartTable, compile_dense, table_width
 from .slices import put, put2
 from .sparse_mst import _cle_sparse, in_arcs
+from .tag_slave import (
+    _automata_decode,
+    _chain_value,
+    _tag_agree,
+    _tag_arc_score,
+    _tag_keep,
+    _tag_update,
+    chain_score,
+)
 
 __all__ = ["COUNT_C", "COUNT_Y", "COUNT_Z", "COUNT_ZG", "DualResult", "dual_decompose",
            "dual_decompose_dense"]
@@ -592,10 +604,12 @@ def _new_lowest(L, progress, steps):
 @nb.njit(cache=True, inline="always")
 def _keep_lowest(L, progress, steps, z, c):
     """A new lowest dual value ``L``: keep it with every slave's multipliers (the warm start
-    of branch and bound)."""
+    of branch and bound); returns whether it was one."""
     if _new_lowest(L, progress, steps):
         _z_keep(z)
         _c_keep(c)
+        return True
+    return False
 
 
 @nb.njit(cache=True, inline="always")
@@ -669,7 +683,7 @@ def _step_size(settings, steps, k, L, f, inc, nd):
 @nb.njit(cache=True, inline="always")
 def _settle(settings, state, yh, k, L, f, nd):
     """The end of an iteration, after the agreement check (every loop over these slaves:
-    :func:`_dd_run`, :func:`~depparse.decode.joint._joint_run`): ``(True, 0)`` where the run
+    :func:`_dd_run`, with or without the tag slave): ``(True, 0)`` where the run
     stops -- a certificate (no disagreement, ``nd = 0``: Theorem 1; the best tree is ``yh``
     of value ``f``), a zero duality gap against the best tree known or the ``incumbent``
     (then the node is pruned), or a step rule that has stalled -- else ``(False, step)``,
@@ -700,7 +714,7 @@ def _settle(settings, state, yh, k, L, f, nd):
 
 # nogil: the parse's helper thread runs meanwhile (Engine.iter_parsed)
 @nb.njit(cache=True, nogil=True)
-def _dd_run(parts, settings, state, k_end):
+def _dd_run(parts, settings, state, k_end, tags):
     """Run the dual decomposition loop (Fig. 1 / Fig. 2) from iteration ``progress.k`` until
     agreement, a zero gap, ``max_iter`` or ``k_end`` iterations.  Resumable: all state lives
     in the :data:`DualState` made by :func:`_dd_init`.
@@ -712,6 +726,12 @@ def _dd_run(parts, settings, state, k_end):
     upper bound ``L(u)`` (Eq. 9) then proves that no tree beats the best one known, which is
     this run's own best tree (a certificate) or the ``incumbent`` given from outside (branch
     and bound: the node is pruned, ``progress.pruned[0] = 1``).
+
+    ``tags`` is None, or joint tagging's tag slave and its table, ``(TagSlave, TagArrays)``
+    (:mod:`depparse.decode.tag_slave`, :mod:`depparse.decode.joint`: Rush et al. 2010): the
+    automata then also choose tags, the tag chain is one more slave, and the tags agree with
+    it.  Numba compiles the loop once per kind of ``tags``; with None the tag steps are pruned
+    before typing (not compiled).
 
     Returns a status: ``OK`` (stopped, see ``progress.done``) or ``NO_TREE`` (no tree, or an
     automaton with no feasible choice, under the kept arcs: ``L = -inf``).
@@ -732,24 +752,43 @@ def _dd_run(parts, settings, state, k_end):
         status, L = _tree_step(settings, tree, progress)
         if status != OK:
             return NO_TREE
-        trace.recomputed[k] = _z_decode(parts, settings, z)
+        if tags is None:
+            trace.recomputed[k] = _z_decode(parts, settings, z)
+        else:
+            trace.recomputed[k] = _automata_decode(
+                parts, tags[1], 1.0 - settings.alpha, settings.single_root, z,
+                tags[0]) / parts.arc.shape[0]
         L = _z_value(L, z)
         if bigrams:
             L += _c_decode(parts, chain)
+        if tags is not None:
+            L += _chain_value(tags[1], tags[0])
         trace.dual[k] = L
-        if L == NEG_INF:  # an automaton has no feasible choice: no tree either
+        if L == NEG_INF:  # an automaton (or the tag chain) has no feasible choice: no tree
             progress.done[0] = 1
             return NO_TREE
-        _keep_lowest(L, progress, steps, z, chain)
+        if _keep_lowest(L, progress, steps, z, chain):
+            if tags is not None:
+                _tag_keep(tags[0])
         f = _primal_score(parts, yh, z.gpos)  # f(y)
         if bigrams:
             f += _c_score(parts, yh, chain)
+        if tags is not None:  # F(y, tau): the chain's and the tag-dependent arcs' terms
+            f += chain_score(tags[1], tags[0].tau)
+            f += _tag_arc_score(tags[1], yh, tags[0].tau)
         trace.primal[k] = f
+        if tags is not None:
+            if f > progress.best[0] or progress.changes[0] == 0:  # the best analysis' tags
+                put(tags[0].best_tags, 0, tags[0].tau, tags[0].tau.shape[0])
         _keep_best(f, yh, k, progress, trace)
         # agreement: the subgradient's squared norm
         nd = _arcs_agree(parts, yh, tree, z)
         if bigrams:
             nd += _c_agree(yh, chain)
+        if tags is not None:
+            nd += _tag_agree(parts, tags[1], z, tags[0])
+            if nd == 0:  # every copy agrees: a certificate, with the chain's tags
+                put(tags[0].best_tags, 0, tags[0].tau, tags[0].tau.shape[0])
         stop, step = _settle(settings, state, yh, k, L, f, nd)
         if stop:
             return OK
@@ -757,18 +796,20 @@ def _dd_run(parts, settings, state, k_end):
         _arcs_update(parts, yh, z, w, step)
         if bigrams:
             _c_update(yh, chain, w, step)
+        if tags is not None:
+            _tag_update(tags[1], tags[0], step)
         k += 1
     if k >= settings.max_iter:
         progress.done[0] = 1
     return OK
 
 
-def run_anytime(kernel, parts, settings, state, *, max_iter, time_limit=None, deadline=None,
-                chunk=25):
+def run_anytime(kernel, parts, settings, state, *more, max_iter, time_limit=None,
+                deadline=None, chunk=25):
     """Run a resumable decoding kernel to its end, or to a deadline (anytime decoding).
 
-    ``kernel(parts, settings, state, k_end)`` runs iterations up to ``k_end`` and returns a
-    status; ``state.progress.done[0]`` says when it has stopped for good (:func:`_dd_run`,
+    ``kernel(parts, settings, state, k_end, *more)`` runs iterations up to ``k_end`` and
+    returns a status; ``state.progress.done[0]`` says when it has stopped for good (:func:`_dd_run`,
     :func:`~depparse.decode.ad3._ad3_run`).  Without a deadline it is called once; with one
     (``deadline``, a ``time.perf_counter()`` value, or ``time_limit`` seconds from now) it
     runs ``chunk`` iterations per call and Python reads the clock between calls.
@@ -784,7 +825,7 @@ def run_anytime(kernel, parts, settings, state, *, max_iter, time_limit=None, de
     while True:
         if deadline is not None:
             k_end = min(int(max_iter), k_end + chunk)
-        if kernel(parts, settings, state, k_end) == NO_TREE:
+        if kernel(parts, settings, state, k_end, *more) == NO_TREE:
             raise NoSpanningTreeError("no spanning tree rooted at 0 exists under the kept arcs")
         if state.progress.done[0] or (deadline is not None and time.perf_counter() >= deadline):
             return
@@ -856,8 +897,8 @@ def dual_decompose(parts: PartTable, *, alpha=0.001, max_iter=5000, single_root=
                             float(tol), STEP_RULES[step_rule], int(patience), int(max_halvings),
                             float(incumbent), float(lam0), bool(history))
     state = _dd_init(table, settings, u0, v0, r0)
-    run_anytime(_dd_run, table, settings, state, max_iter=max_iter, time_limit=time_limit,
-                deadline=deadline, chunk=chunk)
+    run_anytime(_dd_run, table, settings, state, None, max_iter=max_iter,
+                time_limit=time_limit, deadline=deadline, chunk=chunk)
     progress, trace = state.progress, state.trace
     iters = int(progress.k[0])
     nchg = int(progress.changes[0])

@@ -20,7 +20,8 @@ tag), where
   tags; the parser's arc features read the tags of the arc's own two words,
   :mod:`depparse.features.tag_arcs`).
 
-**Decomposition.**  Three slaves, each decoded exactly:
+**Decomposition.**  Three slaves, each decoded exactly (one loop with the tree's own:
+:func:`~depparse.decode.dual._dd_run` handed the tag slave of :mod:`depparse.decode.tag_slave`):
 
 * the *tree* ``y`` (Chu-Liu-Edmonds, or Eisner), under ``alpha * theta + u + v``, tag-blind,
   exactly as in :mod:`depparse.decode.dual`;
@@ -69,7 +70,9 @@ steps towards the best analysis, as :func:`~depparse.decode.bnb.decode_exact`) a
 what it leaves by branch and bound on the dual bound: a node forbids arcs (``-inf``) and tags
 (``ok = False``); it branches on a word's tag where the chain and the automata disagree most
 (one child fixes the tag, the other forbids it), else on an arc as
-:mod:`depparse.decode.bnb` does.  Every returned analysis is proved optimal for ``F`` over the
+:mod:`depparse.decode.bnb` does, by the tree's own driver
+(:func:`~depparse.decode.bnb.best_first`); huge scores are scaled by a power of two first,
+as there.  Every returned analysis is proved optimal for ``F`` over the
 kept arcs and candidate tags, unless a time or node limit stops the search.
 
 Table of tags (:class:`TagTable`):
@@ -96,25 +99,21 @@ non-projective head automata. EMNLP 2010 (Fig. 2, Eq. 9, Appendix A).
 from __future__ import annotations
 
 import dataclasses
-import heapq
 import time
-from collections import namedtuple
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numba as nb
 import numpy as np
 
-from .automata import _slot_start, _viterbi_side
 from .bnb import (
     BUDGET,
     ProvedResult,
     _branch_arc,
-    _child_bound,
-    _next_open,
     _only_tree,
-    _out_of,
-    _search_end,
+    best_first,
+    has_heads,
+    shrink_factor,
 )
 from .bnb import WarmStart as _ArcStart
 from .dual import (
@@ -124,47 +123,20 @@ from .dual import (
     GAP_TOL,
     STEP_RULES,
     DualSettings,
-    _arcs_agree,
-    _arcs_update,
     _dd_init,
+    _dd_run,
     _grandparent_slots,
-    _keep_best,
-    _new_lowest,
     _primal_score,
-    _settle,
-    _tree_step,
-    _z_keep,
-    _z_value,
     run_anytime,
 )
-from .mst import NO_TREE, OK, NoSpanningTreeError
-from .parts import PartTable, table_width
-from .slices import put
+from .mst import NoSpanningTreeError
+from .parts import PartTable
+from .tag_slave import TagArrays, _tag_arc_score, _tag_init, _tag_scale, chain_score
 
 __all__ = ["JointExact", "JointResult", "TagTable", "decode_joint", "joint_decompose",
            "joint_score"]
 
 NEG_INF = -np.inf
-
-#: The tag side of a joint table as the kernels take it (module docstring).
-TagArrays = namedtuple("TagArrays", ["ptr", "ids", "emit", "trans", "doff", "dtab", "ok",
-                                     "word"])
-
-#: The tag state of a run: the multipliers ``mu`` (automaton's own tag = chain) and ``nu``
-#: (modifier copies = chain) per candidate, and their values at the lowest dual value; the
-#: chain's choice ``tau[i]`` (candidate index within ``C_i``), its value and ``dirty`` flag;
-#: the automata's choices ``ahead[h]`` and ``bsel[h, m]``; what changed for lazy decoding
-#: (``hdirty[h]``: some ``mu(h, .)``; ``nudirty[m]``: some ``nu(m, .)``); the counts of the
-#: candidates in ``tau``, ``a`` and ``b`` (where to branch); work arrays; the best tags.
-TagSlave = namedtuple("TagSlave", [
-    "mu", "nu", "mubest", "nubest", "tau", "value", "dirty", "ahead", "bsel", "hdirty",
-    "nudirty", "ctau", "ca", "cb", "sb", "ueff", "sel", "bestsel", "wtake", "cdelta", "cback",
-    "best_tags"])
-
-#: The whole state of a joint run: the state of :func:`~depparse.decode.dual._dd_init` (tree,
-#: automata, steps, progress, trace), the tag slave, the tag table and the score scale.
-JointState = namedtuple("JointState", ["tree", "automata", "steps", "progress", "trace",
-                                       "tags", "table", "scale"])
 
 
 @dataclass
@@ -266,321 +238,6 @@ class _Start(NamedTuple):
     counted: int
 
 
-# -- the kernels -------------------------------------------------------------------------
-
-
-@nb.njit(cache=True)
-def _tag_init(parts, tt, mu0, nu0):
-    N = parts.arc.shape[0]
-    M = tt.ids.shape[0]
-    W = table_width(parts.cand_len)
-    return TagSlave(mu0.copy(), nu0.copy(), mu0.copy(), nu0.copy(),
-                    np.full(N, -1, dtype=np.int64), np.zeros(1), np.ones(1, dtype=np.bool_),
-                    np.zeros(N, dtype=np.int64), np.zeros((N, N), dtype=np.int64),
-                    np.ones(N, dtype=np.bool_), np.ones(N, dtype=np.bool_),
-                    np.zeros(M), np.zeros(M), np.zeros(M), np.zeros(M), np.zeros((N, N)),
-                    np.zeros(N, dtype=np.int64), np.zeros(N, dtype=np.int64),
-                    np.zeros((2, W), dtype=np.int64), np.empty(max(M, 1)),
-                    np.zeros(max(M, 1), dtype=np.int64), np.full(N, -1, dtype=np.int64))
-
-
-@nb.njit(cache=True)
-def _tag_scale(tt):
-    s = 0.0
-    for x in tt.dtab:
-        if abs(x) > s:
-            s = abs(x)
-    for x in tt.emit:
-        if x != NEG_INF and abs(x) > s:
-            s = abs(x)
-    for x in tt.trans.ravel():
-        if abs(x) > s:
-            s = abs(x)
-    return s
-
-
-@nb.njit(cache=True, inline="always")
-def _nk(tt, i):
-    """``K_i`` (1 for the root)."""
-    return 1 if i == 0 else tt.ptr[i + 1] - tt.ptr[i]
-
-
-@nb.njit(cache=True, inline="always")
-def _best_before(delta, trans, ids, lo, hi, y):
-    """``(b, c)``: the best ``delta[c] + trans[ids[c], y]`` over the candidates ``c`` in
-    ``lo .. hi-1`` (those of the word before) that are reachable, ``(-inf, -1)`` when none is
-    (the step of the chain's Viterbi into tag ``y``, or into END, ``y = S``)."""
-    b = NEG_INF
-    bc = -1
-    for c in range(lo, hi):
-        if delta[c] == NEG_INF:
-            continue
-        v = delta[c] + trans[ids[c], y]
-        if v > b:
-            b = v
-            bc = c
-    return b, bc
-
-
-@nb.njit(cache=True)
-def _chain_decode(tt, ts):
-    """The tag chain under ``E + mu + nu`` over the allowed candidates: ``ts.tau`` and its
-    value (``-inf`` when some word has no allowed candidate)."""
-    ptr, ids, trans = tt.ptr, tt.ids, tt.trans
-    N = ptr.shape[0] - 1
-    S = trans.shape[0] - 1
-    delta, back = ts.cdelta, ts.cback
-    tau = ts.tau
-    tau[0] = -1
-    if N <= 1:
-        return 0.0
-    for c in range(ptr[1], ptr[2]):
-        delta[c] = (trans[S, ids[c]] + tt.emit[c] + ts.mu[c] + ts.nu[c]) if tt.ok[c] else NEG_INF
-        back[c] = -1
-    for i in range(2, N):
-        for c in range(ptr[i], ptr[i + 1]):
-            b = NEG_INF
-            bc = -1
-            if tt.ok[c]:
-                b, bc = _best_before(delta, trans, ids, ptr[i - 1], ptr[i], ids[c])
-            delta[c] = b + tt.emit[c] + ts.mu[c] + ts.nu[c] if bc >= 0 else NEG_INF
-            back[c] = bc
-    b, bc = _best_before(delta, trans, ids, ptr[N - 1], ptr[N], S)
-    if bc < 0:
-        for i in range(1, N):
-            tau[i] = 0
-        return NEG_INF
-    for i in range(N - 1, 0, -1):
-        tau[i] = bc - ptr[i]
-        bc = back[bc]
-    return b
-
-
-@nb.njit(cache=True)
-def chain_score(tt, tau):
-    """``chain(t)`` of the candidate indices ``tau`` (the tagger's part of ``F``)."""
-    ptr, ids, trans = tt.ptr, tt.ids, tt.trans
-    N = ptr.shape[0] - 1
-    S = trans.shape[0] - 1
-    if N <= 1:
-        return 0.0
-    total = 0.0
-    prev = S
-    for i in range(1, N):
-        c = ptr[i] + tau[i]
-        total += trans[prev, ids[c]] + tt.emit[c]
-        prev = ids[c]
-    return total + trans[prev, S]
-
-
-@nb.njit(cache=True)
-def _tag_arc_score(tt, heads, tau):
-    """``sum_m D(h_m, m, t_{h_m}, t_m)`` of an analysis."""
-    total = 0.0
-    for m in range(1, heads.shape[0]):
-        h = heads[m]
-        a = 0 if h == 0 else tau[h]
-        total += tt.dtab[tt.doff[h, m] + a * _nk(tt, m) + tau[m]]
-    return total
-
-
-@nb.njit(cache=True)
-def _automata_decode(parts, tt, beta, single_root, z, ts):
-    """z-step of the joint model: every head automaton whose multipliers changed chooses its
-    own tag, its grandparent, its modifiers and their tags (module docstring); returns how
-    many were decoded."""
-    arc = parts.arc
-    cand = parts.cand
-    cand_off = parts.cand_off
-    cand_len = parts.cand_len
-    u, v = z.u, z.v
-    dirty = z.dirty
-    ptr, ok, dtab, doff = tt.ptr, tt.ok, tt.dtab, tt.doff
-    mu, nu = ts.mu, ts.nu
-    ueff = ts.ueff
-    sel = ts.sel
-    wtake = ts.wtake
-    N = arc.shape[0]
-    decoded = 0
-    for h in range(N):
-        need = dirty[h, 0] or dirty[h, 1] or dirty[h, 2] or ts.hdirty[h]
-        if not need:
-            for d in range(2):
-                for i in range(cand_len[h, d]):
-                    if ts.nudirty[cand[cand_off[h, d] + i]]:
-                        need = True
-        if not need:
-            continue
-        Kh = _nk(tt, h)
-        best_val = NEG_INF
-        best_gi = -1
-        best_a = 0
-        for a in range(Kh):
-            if h > 0 and not ok[ptr[h] + a]:
-                continue
-            # each modifier's best tag for this head tag shifts its arc score
-            for d in range(2):
-                for i in range(cand_len[h, d]):
-                    m = cand[cand_off[h, d] + i]
-                    Km = _nk(tt, m)
-                    o = doff[h, m] + a * Km
-                    bb = NEG_INF
-                    bj = -1
-                    for j in range(Km):
-                        c = ptr[m] + j
-                        if ok[c]:
-                            x = dtab[o + j] - nu[c]
-                            if x > bb:
-                                bb = x
-                                bj = j
-                    sel[m] = bj
-                    ueff[h, m] = u[h, m] - bb if bj >= 0 else np.inf
-            head = 0.0 if h == 0 else -mu[ptr[h] + a]
-            for gi in range(parts.gp_len[h]):
-                slot, usable, val = _slot_start(parts, arc, v, h, gi)
-                if not usable:
-                    continue
-                for d in range(2):
-                    val += _viterbi_side(parts.tab, parts.tab_off[slot, d], cand_len[h, d],
-                                         cand, cand_off[h, d], h, arc, beta, ueff,
-                                         single_root and h == 0 and d == 1, z.delta, z.back,
-                                         wtake[d])
-                val += head
-                if val > best_val:
-                    best_val = val
-                    best_gi = gi
-                    best_a = a
-                    for d in range(2):
-                        for i in range(cand_len[h, d]):
-                            z.take[h, d, i] = wtake[d, i]
-                            m = cand[cand_off[h, d] + i]
-                            ts.bsel[h, m] = sel[m]
-        z.value[h] = best_val
-        z.slot[h] = best_gi
-        ts.ahead[h] = best_a
-        dirty[h, 0] = False
-        dirty[h, 1] = False
-        dirty[h, 2] = False
-        ts.hdirty[h] = False
-        decoded += 1
-    for m in range(N):
-        ts.nudirty[m] = False
-    return decoded
-
-
-@nb.njit(cache=True)
-def _tag_agree(parts, tt, z, ts):
-    """Agreement of the automata's tags with the chain; counts and returns the squared norm
-    of the tag part of the subgradient (``ts.sb[c]``: ``sum_h b(h, m, c)``)."""
-    N = parts.arc.shape[0]
-    ptr = tt.ptr
-    sb = ts.sb
-    sb[:] = 0.0
-    nd = 0
-    for h in range(1, N):
-        ts.ca[ptr[h] + ts.ahead[h]] += 1.0
-        ts.ctau[ptr[h] + ts.tau[h]] += 1.0
-        if ts.ahead[h] != ts.tau[h]:
-            nd += 2
-    for h in range(N):
-        for d in range(2):
-            c0 = parts.cand_off[h, d]
-            for i in range(parts.cand_len[h, d]):
-                if z.take[h, d, i] == 1:
-                    m = parts.cand[c0 + i]
-                    sb[ptr[m] + ts.bsel[h, m]] += 1.0
-    for m in range(1, N):
-        for c in range(ptr[m], ptr[m + 1]):
-            ts.cb[c] += sb[c]
-            g = sb[c] - (1.0 if c - ptr[m] == ts.tau[m] else 0.0)
-            nd += int(g * g)
-    return nd
-
-
-@nb.njit(cache=True)
-def _tag_update(tt, ts, step):
-    """``mu(h, t) += step * (a(h, t) - tau(h, t))`` and ``nu(m, t) += step * (sum_h b(h, m, t)
-    - tau(m, t))``; marks what changed."""
-    ptr = tt.ptr
-    N = ptr.shape[0] - 1
-    changed = False
-    for h in range(1, N):
-        if ts.ahead[h] != ts.tau[h]:
-            ts.mu[ptr[h] + ts.ahead[h]] += step
-            ts.mu[ptr[h] + ts.tau[h]] -= step
-            ts.hdirty[h] = True
-            changed = True
-    for m in range(1, N):
-        for c in range(ptr[m], ptr[m + 1]):
-            g = ts.sb[c] - (1.0 if c - ptr[m] == ts.tau[m] else 0.0)
-            if g != 0.0:
-                ts.nu[c] += step * g
-                ts.nudirty[m] = True
-                changed = True
-    if changed:
-        ts.dirty[0] = True
-
-
-@nb.njit(cache=True)
-def _joint_init(parts, tt, settings, u0, v0, mu0, nu0):
-    N = parts.arc.shape[0]
-    st = _dd_init(parts, settings, u0, v0, np.zeros((N, N)))
-    scale = max(st.scale, _tag_scale(tt))
-    return JointState(st.tree, st.automata, st.steps, st.progress, st.trace,
-                      _tag_init(parts, tt, mu0, nu0), tt, scale)
-
-
-@nb.njit(cache=True)
-def _joint_run(parts, settings, state, k_end):
-    """The joint dual decomposition loop (module docstring), resumable like
-    :func:`~depparse.decode.dual._dd_run`: the slaves decode (tree, automata with tags, tag
-    chain) and their values sum to ``L``; the lowest ``L`` and the best analysis are kept;
-    agreement (arcs, grandparents, tags); the certificates; the step; the updates."""
-    tree, z, steps, progress, trace = (state.tree, state.automata, state.steps,
-                                       state.progress, state.trace)
-    ts, tt = state.tags, state.table  # the tag slave and its table
-    yh, w = tree.heads, tree.w
-    k = progress.k[0]
-    while k < settings.max_iter and k < k_end:
-        progress.k[0] = k + 1
-        status, L = _tree_step(settings, tree, progress)
-        if status != OK:
-            return NO_TREE
-        trace.recomputed[k] = _automata_decode(parts, tt, 1.0 - settings.alpha,
-                                               settings.single_root, z, ts) / parts.arc.shape[0]
-        L = _z_value(L, z)
-        if ts.dirty[0]:
-            ts.value[0] = _chain_decode(tt, ts)
-            ts.dirty[0] = False
-        L += ts.value[0]
-        trace.dual[k] = L
-        if L == NEG_INF:  # an automaton or the chain has no feasible choice
-            progress.done[0] = 1
-            return NO_TREE
-        if _new_lowest(L, progress, steps):
-            _z_keep(z)
-            put(ts.mubest, 0, ts.mu, ts.mu.shape[0])
-            put(ts.nubest, 0, ts.nu, ts.nu.shape[0])
-        f = _primal_score(parts, yh, z.gpos) + chain_score(tt, ts.tau) + _tag_arc_score(
-            tt, yh, ts.tau)
-        trace.primal[k] = f
-        if f > progress.best[0] or progress.changes[0] == 0:
-            put(ts.best_tags, 0, ts.tau, ts.tau.shape[0])
-        _keep_best(f, yh, k, progress, trace)
-        nd = _arcs_agree(parts, yh, tree, z) + _tag_agree(parts, tt, z, ts)
-        if nd == 0:  # every copy agrees: a certificate, with the chain's tags
-            put(ts.best_tags, 0, ts.tau, ts.tau.shape[0])
-        stop, step = _settle(settings, state, yh, k, L, f, nd)
-        if stop:
-            return OK
-        _arcs_update(parts, yh, z, w, step)
-        _tag_update(tt, ts, step)
-        k += 1
-    if k >= settings.max_iter:
-        progress.done[0] = 1
-    return OK
-
-
 # -- Python API --------------------------------------------------------------------------
 
 
@@ -637,10 +294,12 @@ def joint_decompose(parts: PartTable, tags: TagTable, *, alpha=0.001, max_iter=5
     settings = DualSettings(float(alpha), int(max_iter), bool(single_root), bool(projective),
                             float(tol), STEP_RULES[step_rule], int(patience), int(max_halvings),
                             float(incumbent), float(lam0), False)
-    state = _joint_init(pa, tt, settings, u0, v0, mu0, nu0)
-    run_anytime(_joint_run, pa, settings, state, max_iter=max_iter, time_limit=time_limit,
-                deadline=deadline, chunk=chunk)
-    pr, trace, z, ts = state.progress, state.trace, state.automata, state.tags
+    state = _dd_init(pa, settings, u0, v0, np.zeros((N, N)))
+    state = state._replace(scale=max(state.scale, float(_tag_scale(tt))))
+    ts = _tag_init(pa, tt, mu0, nu0)
+    run_anytime(_dd_run, pa, settings, state, (ts, tt), max_iter=max_iter,
+                time_limit=time_limit, deadline=deadline, chunk=chunk)
+    pr, trace, z = state.progress, state.trace, state.automata
     iters = int(pr.k[0])
     counts = np.zeros((4, N, N))
     counts[COUNT_Y], counts[COUNT_Z], counts[COUNT_ZG] = state.tree.count, z.count, z.gcount
@@ -665,14 +324,6 @@ class JointExact(ProvedResult):
     bound (the fields of :class:`~depparse.decode.bnb.ProvedResult`, plus ``tags``)."""
 
     tags: np.ndarray = field(kw_only=True)
-
-
-class _Node(NamedTuple):
-    key: float
-    tick: int
-    arc: np.ndarray
-    ok: np.ndarray
-    start: _Start
 
 
 def _branch_tag(tags: TagTable, ok, start: _Start):
@@ -725,96 +376,100 @@ def decode_joint(parts: PartTable, tags: TagTable, *, alpha=0.001, budget=BUDGET
     """
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + float(time_limit)
+    # huge scores: scaled by a power of two (exact), as decode_exact does; scaled back below
+    scale = _joint_scale(parts, tags)
+    factor = shrink_factor(scale)
+    if factor != 1.0:
+        parts = dataclasses.replace(parts, arc=parts.arc * factor, tab=parts.tab * factor)
+        tags = dataclasses.replace(tags, emit=tags.emit * factor, trans=tags.trans * factor,
+                                   dtab=tags.dtab * factor)
+        scale *= factor
     kw = dict(alpha=alpha, single_root=single_root, projective=projective, tol=tol)
     r = joint_decompose(parts, tags, max_iter=budget, step_rule="polyak", lam0=root_lam0,
                         patience=root_patience, deadline=deadline, **kw)
     t1 = time.perf_counter()
     res = JointExact.of_first_run(r, t1 - t0, tags=r.tags)
-    if r.certificate or r.timed_out:
-        return res
-    # branch and bound: a node forbids arcs (-inf) and candidates (ok = False)
-    scale = max(float(np.abs(parts.arc[np.isfinite(parts.arc)]).max(initial=0.0)),
-                float(np.abs(parts.tab[np.isfinite(parts.tab)]).max(initial=0.0)),
-                float(np.abs(tags.dtab).max(initial=0.0)),
-                float(np.abs(tags.emit).max(initial=0.0)),
-                float(np.abs(tags.trans).max(initial=0.0)))
-    ok0 = (np.ones(tags.ids.shape[0], dtype=bool) if tags.ok is None else tags.ok.copy())
-    best_heads, best_tags, best = r.heads, r.tags, r.score
-    queue = [_Node(-r.bound, 0, parts.arc, ok0, r.start)]
-    tick, nodes, iters, timed_out = 1, 0, 0, False
-    ptr = tags.ptr
-    word = np.repeat(np.arange(tags.N), np.diff(ptr))
+    if not (r.certificate or r.timed_out):
+        # branch and bound: a node forbids arcs (-inf) and candidates (ok = False)
+        ok0 = (np.ones(tags.ids.shape[0], dtype=bool) if tags.ok is None else tags.ok.copy())
+        problem = _JointSearch(parts, tags, scale, kw, dict(
+            step_rule="polyak", max_iter=node_iter, lam0=lam0, patience=patience,
+            max_halvings=max_halvings, deadline=deadline, chunk=50))
+        best, sr = best_first(problem, r, (parts.arc, ok0), r.start, tol=tol,
+                              max_nodes=max_nodes, deadline=deadline)
+        res.heads, res.tags, res.score = best.heads, best.tags, best.score
+        res.add_search(sr.nodes, sr.iterations, sr.optimal, sr.bound, sr.timed_out,
+                       time.perf_counter() - t1)
+    if factor != 1.0:
+        res.score /= factor
+        res.bound /= factor
+    return res
 
-    def run(arc, ok, start, max_iter, **more):
-        return joint_decompose(dataclasses.replace(parts, arc=arc),
-                               dataclasses.replace(tags, ok=ok), max_iter=max_iter,
-                               start=start, **kw, **more)
 
-    while True:
-        node, timed_out = _next_open(queue, best, scale, tol, nodes, max_nodes, deadline,
-                                     timed_out)
-        if node is None:
-            break
-        pbound = -node.key
-        tk = _branch_tag(tags, node.ok, node.start)
-        ak = _arc_key(node.arc, node.start, parts.grandparents)
-        if tk is None and ak is None:  # one analysis left: score it
-            if _only_tree(node.arc) is not None:
-                try:
-                    rr = run(node.arc, node.ok, None, 1)
-                except NoSpanningTreeError:
-                    continue
-                nodes += 1
-                iters += rr.iterations
-                if rr.score > best:
-                    best_heads, best_tags, best = rr.heads, rr.tags, rr.score
-            continue
-        children = []
+def _joint_scale(parts: PartTable, tags: TagTable) -> float:
+    """Largest magnitude of a finite score of the joint model (parts and tags)."""
+    return max(float(np.abs(parts.arc[np.isfinite(parts.arc)]).max(initial=0.0)),
+               float(np.abs(parts.tab[np.isfinite(parts.tab)]).max(initial=0.0)),
+               float(np.abs(tags.dtab).max(initial=0.0)),
+               float(np.abs(tags.emit[np.isfinite(tags.emit)]).max(initial=0.0)),
+               float(np.abs(tags.trans).max(initial=0.0)))
+
+
+class _JointSearch:
+    """Joint tagging's search for :func:`~depparse.decode.bnb.best_first`: a node's space is
+    ``(arc, ok)``, its arc scores (``-inf``: forbidden) and its allowed candidates; it splits
+    on a word's tag where the chain and the automata disagree most (one child fixes the
+    tag, the other forbids it), else on an arc as the tree's search does."""
+
+    def __init__(self, parts: PartTable, tags: TagTable, scale, kw, child_kw):
+        self.parts, self.tags, self.scale, self.kw, self.child_kw = (parts, tags, scale, kw,
+                                                                     child_kw)
+        self.word = np.repeat(np.arange(tags.N), np.diff(tags.ptr))
+
+    def _run(self, space, start, max_iter, **more):
+        arc, ok = space
+        return joint_decompose(dataclasses.replace(self.parts, arc=arc),
+                               dataclasses.replace(self.tags, ok=ok), max_iter=max_iter,
+                               start=start, **self.kw, **more)
+
+    def children(self, space, start):
+        arc, ok = space
+        tk = _branch_tag(self.tags, ok, start)
+        ak = _arc_key(arc, start, self.parts.grandparents)
+        if tk is None and ak is None:
+            return None
         if tk is not None and (ak is None or tk[0] >= ak[0]):
             c = tk[1]
-            fix = node.ok.copy()  # child 1: word i takes candidate c
-            i = word[c]
+            ptr = self.tags.ptr
+            fix = ok.copy()  # child 1: word i takes candidate c
+            i = self.word[c]
             fix[ptr[i]:ptr[i + 1]] = False
             fix[c] = True
-            forbid = node.ok.copy()  # child 2: it does not
+            forbid = ok.copy()  # child 2: it does not
             forbid[c] = False
-            children = [(node.arc, fix), (node.arc, forbid)]
+            children = [(arc, fix), (arc, forbid)]
         else:
             h, m = ak[1]
-            fix = node.arc.copy()
+            fix = arc.copy()
             keep = fix[h, m]
             fix[:, m] = NEG_INF
             fix[h, m] = keep
-            forbid = node.arc.copy()
+            forbid = arc.copy()
             forbid[h, m] = NEG_INF
-            children = [(fix, node.ok), (forbid, node.ok)]
-        for arc, ok in children:
-            if not np.isfinite(arc[:, 1:]).any(axis=0).all():
-                continue
-            if _out_of(nodes, max_nodes, deadline):
-                heapq.heappush(queue, _Node(node.key, tick, arc, ok, node.start))
-                tick += 1
-                continue
-            try:
-                rr = run(arc, ok, node.start, node_iter, incumbent=best, step_rule="polyak",
-                         lam0=lam0, patience=patience, max_halvings=max_halvings,
-                         deadline=deadline, chunk=50)
-            except NoSpanningTreeError:
-                nodes += 1
-                continue
-            nodes += 1
-            iters += rr.iterations
-            if rr.score > best:
-                best_heads, best_tags, best = rr.heads, rr.tags, rr.score
-            cb = _child_bound(rr, pbound, best, scale, tol)
-            if cb is None:
-                continue
-            heapq.heappush(queue, _Node(-cb, tick, arc, ok, rr.start))
-            tick += 1
-            if rr.timed_out:
-                timed_out = True
-    optimal, bound, timed_out = _search_end(queue, best, scale, tol, timed_out)
-    res.heads, res.tags, res.score = best_heads, best_tags, best
-    res.add_search(nodes, iters, optimal, bound, timed_out, time.perf_counter() - t1)
-    return res
+            children = [(fix, ok), (forbid, ok)]
+        return [c for c in children if has_heads(c[0])]
 
+    def leaf(self, space):
+        if _only_tree(space[0]) is None:
+            return None
+        try:
+            return self._run(space, None, 1)
+        except NoSpanningTreeError:
+            return None
+
+    def run(self, space, start, incumbent):
+        return self._run(space, start, incumbent=incumbent, **self.child_kw)
+
+    @staticmethod
+    def warm(r):
+        return r.start
