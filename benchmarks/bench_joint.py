@@ -28,7 +28,7 @@ import time
 
 from depparse.conllu import read_conllu
 from depparse.evaluate import evaluate
-from depparse.inference.joint import JointSettings
+from depparse.inference.joint_tagging import JointSettings
 from depparse.inference.parser import Parser
 from depparse.model import Model
 
@@ -55,7 +55,7 @@ def run(parser, gold, setting):
 def run_raw(parser, gold, setting):
     """The raw text of ``gold`` (its ``# text`` lines and paragraphs) segmented, tokenized,
     tagged and parsed; scored with the CoNLL 2018 word alignment."""
-    from depparse.learn.tokenizer import treebank_text
+    from depparse.learn.tokenizer_training import treebank_text
 
     if setting is None:
         parser.set_joint(on=False)

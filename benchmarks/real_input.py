@@ -64,7 +64,7 @@ def blank_tags(sentences):
 def settings(parser, gold):
     """Scores of ``parser`` on the gold sentences in the three settings (with timings)."""
     from depparse.evaluate import evaluate
-    from depparse.learn.tokenizer import treebank_text
+    from depparse.learn.tokenizer_training import treebank_text
 
     out = {}
     words = sum(s.n for s in gold)
@@ -84,7 +84,7 @@ def settings(parser, gold):
 def warm_up(parser, gold):
     """Run every path of :func:`settings` once on a few sentences, so that no timing includes
     loading the compiled kernels of the tagger or the tokenizer."""
-    from depparse.learn.tokenizer import treebank_text
+    from depparse.learn.tokenizer_training import treebank_text
 
     few = gold[:10]
     parser.parse(few)

@@ -99,7 +99,7 @@ def mwt_stats(code: str) -> dict:
     """Multiword tokens of the test file, and how many of them the dev file (the training
     data) never shows: those the tokenizer's dictionary cannot split."""
     from depparse.conllu import read_conllu
-    from depparse.learn.tokenizer import mwt_dictionary, sentence_tokens
+    from depparse.learn.tokenizer_training import mwt_dictionary, sentence_tokens
     from depparse.paths import treebank_file
 
     known = mwt_dictionary(read_conllu(treebank_file(code, "dev")))

@@ -1,7 +1,7 @@
 """Tokenizer and sentence segmenter on raw text: Tokens / Words / Sentences F1 (CoNLL 2018).
 
 For every treebank the raw text of the evaluation file is rebuilt as the CoNLL 2018 shared
-task built its ``.txt`` files (:func:`depparse.learn.tokenizer.treebank_text`), tokenized,
+task built its ``.txt`` files (:func:`depparse.learn.tokenizer_training.treebank_text`), tokenized,
 and scored against the gold file with :func:`depparse.evaluate.evaluate` (the official word
 alignment).  Protocol (``../shared/corpora/README.md``): en_ewt, pt_bosque and tr_imst train
 on train; the dev numbers come from a tokenizer whose sentence bias was tuned on held-out
@@ -35,7 +35,7 @@ import numpy as np
 from depparse.conllu import read_conllu
 from depparse.evaluate import evaluate
 from depparse.inference.tokenizer import Tokenizer
-from depparse.learn.tokenizer import train_tokenizer, treebank_text
+from depparse.learn.tokenizer_training import train_tokenizer, treebank_text
 from depparse.paths import corpora_dir
 
 TREEBANKS = ("en_ewt", "pt_bosque", "tr_imst", "da_ddt", "nl_alpino", "sv_talbanken")

@@ -132,7 +132,7 @@ def train(train_sentences, dev_sentences=None, *, recipe=None, checkpoint=None, 
     from .learn.perceptron import train as _train  # the trainer: only when training
 
     if recipe is not None and str(recipe).lower() != "none":
-        from .learn.network import have_jax
+        from .learn.network_training import have_jax
         from .recipes import DEFAULT, fit_to_machine, load
 
         r = load(recipe)

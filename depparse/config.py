@@ -181,7 +181,7 @@ class ModelConfig(_Config):
     learned_scale: float = setting(0.0, "learned arc scores: a BiLSTM over words, characters "
                                    "and (with --dense-layer) the encoder's vectors, its biaffine "
                                    "log P(head | word) added to the part tables times S "
-                                   "(depparse.features.network; training needs JAX); 0: none",
+                                   "(depparse.network.biaffine; training needs JAX); 0: none",
                                    lo=0.0, metavar="S")
     learned_tag_weight: float = setting(2.0, "with --learned-scale: weight of the network's "
                                         "log P(UPOS | word) added to the tagger's UPOS scores "
@@ -234,7 +234,7 @@ class ModelConfig(_Config):
 
     @property
     def head_bigrams(self) -> bool:
-        """Does the model score head bigrams (:mod:`depparse.decode.bigrams`)?"""
+        """Does the model score head bigrams (:mod:`depparse.decode.head_bigrams`)?"""
         return self.model == "gsh"
 
     @classmethod

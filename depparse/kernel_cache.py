@@ -30,7 +30,7 @@ LAYERS = (
     ("conllu",),
     ("encoding",),
     ("decode",),
-    ("features",),
+    ("features", "network"),
     ("config", "model", "recipes"),
     ("inference",),
     ("report", "viewer"),

@@ -1,7 +1,7 @@
 """Slow, obviously-correct twins of the decoders in :mod:`depparse.decode`, used as test oracles.
 
 Pure Python and numpy, no numba, and no code from ``depparse``: the part semantics below are
-written from the tensor encoding documented in :mod:`depparse.decode.parts`, independently of
+written from the tensor encoding documented in :mod:`depparse.decode.part_table`, independently of
 ``score_tree`` (the tests check that the two agree).
 
 Conventions: ``scores[h, m]``, root 0, ``N = n + 1``, ``heads[0] = -1``.
@@ -333,7 +333,7 @@ def brute_head_automaton(h, arc, sibling, grand=None, grandsib=None, u=None, v=N
 # part tables (the production layout): an independent scorer and an exact ILP oracle
 # ---------------------------------------------------------------------------------------------
 #
-# Written from the layout documented in depparse/decode/parts.py, not from its code: for head
+# Written from the layout documented in depparse/decode/part_table.py, not from its code: for head
 # ``h``, grandparent slot ``gi`` (grandparent ``gp[gp_off[h] + gi]``, or -1 for none) and side
 # ``d``, the ``L = cand_len[h, d]`` candidates ``cand[cand_off[h, d]:][:L]`` are listed outwards;
 # the table ``T`` at ``tab_off[gp_off[h] + gi, d]`` is ``(L+1) x (L+1)`` row-major and

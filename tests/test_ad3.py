@@ -11,7 +11,7 @@ from test_bnb import count, rand_parts, tol_for
 
 from depparse.decode import NoSpanningTreeError, ad3_decompose, dual_decompose
 from depparse.decode.bnb import decode_exact
-from depparse.decode.parts import compile_dense
+from depparse.decode.part_table import compile_dense
 from depparse.decode.qp import KMAX, ActiveSet, _tree_qp, tree_workspace
 
 NEG_INF = -np.inf

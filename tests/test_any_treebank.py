@@ -65,7 +65,7 @@ def test_tokenizer_trains_on_text_without_spaces_or_paragraphs(tmp_path):
 
     from depparse.evaluate import evaluate
     from depparse.inference.tokenizer import Tokenizer
-    from depparse.learn.tokenizer import train_tokenizer, treebank_text
+    from depparse.learn.tokenizer_training import train_tokenizer, treebank_text
 
     sents = read_conllu(io.BytesIO(_glued(450, 7).encode()))
     comp = train_tokenizer(sents, seeds=1, gap_seeds=1)

@@ -463,7 +463,7 @@ def test_failing_model_write(syn, tmp_path, monkeypatch, fn):
 
 
 def test_failing_report_write(syn, tmp_path, monkeypatch):
-    from depparse.report.writer import ReportWriter
+    from depparse.report.report_writer import ReportWriter
 
     out, rep = tmp_path / "out.conllu", tmp_path / "rep.json"
     real = ReportWriter.add

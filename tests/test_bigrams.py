@@ -17,10 +17,10 @@ from depparse.config import ModelConfig, TrainConfig
 from depparse.conllu import read_conllu, read_sentence
 from depparse.decode import NoSpanningTreeError
 from depparse.decode.ad3 import ad3_decompose
-from depparse.decode.bigrams import bigram_layout, chain_viterbi, head_positions
 from depparse.decode.bnb import PROOFS, decode_exact
 from depparse.decode.dual import dual_decompose, dual_decompose_dense
-from depparse.decode.parts import compile_dense, score_tree
+from depparse.decode.head_bigrams import bigram_layout, chain_viterbi, head_positions
+from depparse.decode.part_table import compile_dense, score_tree
 from depparse.encoding.vocab import Vocabularies
 from depparse.errors import ConfigError
 from depparse.features import templates as T

@@ -16,7 +16,7 @@ from naive import assert_tree, best_full, naive_score
 
 from depparse.decode import NoSpanningTreeError
 from depparse.decode.bnb import PROOFS, decode_exact
-from depparse.decode.parts import compile_dense
+from depparse.decode.part_table import compile_dense
 
 FAST = os.environ.get("DEPPARSE_FAST_TESTS", "") not in ("", "0")
 NEG_INF = -np.inf

@@ -268,7 +268,7 @@ def test_train_shows_progress_of_the_final_dev_evaluation(syn, tmp_path, monkeyp
     """The final dev evaluation says when it starts and, as an epoch does, shows its progress
     (a log line every LOG_SECONDS when stderr is not a terminal; 0 here: one per sentence but
     the last); -q says nothing of it."""
-    from depparse.learn import progress
+    from depparse.learn import stage_progress as progress
 
     monkeypatch.setattr(progress, "LOG_SECONDS", 0.0)
     n = len(read_conllu(syn.dev))

@@ -234,7 +234,7 @@ def test_api_train_logs_a_line_per_epoch(syn, tmp_path):
 
 
 def test_train_log_into_a_file_shows_progress_within_an_epoch(syn, tmp_path, monkeypatch):
-    from depparse.learn import progress
+    from depparse.learn import stage_progress as progress
 
     monkeypatch.setattr(progress, "LOG_SECONDS", 0.0)
     rc, _, err = run_cli(["train", "--recipe", "none",

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from naive import assert_tree
 
 from depparse.decode import NoSpanningTreeError, chu_liu_edmonds, dual_decompose, eisner
-from depparse.decode.parts import PartTable, build_layout
+from depparse.decode.part_table import PartTable, build_layout
 
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
 

@@ -1,4 +1,4 @@
-"""Dense contextual arc scores (depparse/features/dense.py, depparse/learn/dense.py): NumPy
+"""Dense contextual arc scores (depparse/features/dense.py, depparse/learn/dense_training.py): NumPy
 oracles, part scores = w . phi + dense, lazy = eager averaging, model files, and models
 without the dense term parsing exactly as before."""
 
@@ -29,7 +29,7 @@ from depparse.features.dense import (
 )
 from depparse.features.parts import ALL_TEMPLATES, all_arcs, build_parts, structure_features
 from depparse.inference.parser import Parser
-from depparse.learn.dense import DenseLearner
+from depparse.learn.dense_training import DenseLearner
 from depparse.learn.perceptron import Trainer, gold_structure
 from depparse.learn.updates import update
 from depparse.model import Model

@@ -16,8 +16,8 @@ from test_bigrams import rand_instance
 from depparse.decode import NoSpanningTreeError
 from depparse.decode.bnb import PROOFS, decode_exact
 from depparse.decode.joint import TagTable, decode_joint, joint_decompose, joint_score
-from depparse.decode.parts import compile_dense
-from depparse.decode.tags import max_marginals, viterbi
+from depparse.decode.part_table import compile_dense
+from depparse.decode.tag_chain import max_marginals, viterbi
 
 FAST = os.environ.get("DEPPARSE_FAST_TESTS", "") not in ("", "0")
 NEG_INF = -np.inf
@@ -263,7 +263,7 @@ def test_tag_arc_table_is_w_phi_under_the_candidate_tags():
 
 
 def test_tag_candidates_best_first_within_margin():
-    from depparse.inference.joint import tag_candidates
+    from depparse.inference.joint_tagging import tag_candidates
 
     rng = np.random.default_rng(12)
     for i in range(count(40)):

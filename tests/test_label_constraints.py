@@ -8,7 +8,7 @@ import itertools
 import numpy as np
 import pytest
 
-from depparse.decode.labels import label_chain, soft_label_chain, soft_objective
+from depparse.decode.label_chain import label_chain, soft_label_chain, soft_objective
 from depparse.features.label_constraints import constraint_set
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from depparse.conllu import read_conllu
-from depparse.decode.labels import children_of
+from depparse.decode.label_chain import children_of
 from depparse.encoding.ids import START
 from depparse.encoding.vocab import Vocabularies
 from depparse.features.labels import (

@@ -1,4 +1,4 @@
-"""The learned network (depparse/features/network.py, depparse/learn/network.py): the NumPy
+"""The learned network (depparse/network/biaffine.py, depparse/learn/network_training.py): the NumPy
 and JAX forward passes equal to float32 round-off, the loss's gradient against finite
 differences, deterministic and bit-identically resumable training, the component's round
 trip, part tables holding sparse + learned scores, decoders on them against brute force, and
@@ -17,7 +17,8 @@ from fixtures_models import live_threads
 from naive import all_trees, table_score
 
 from depparse.config import TrainConfig
-from depparse.features.network import (
+from depparse.learn.network_training import have_jax
+from depparse.network.biaffine import (
     Network,
     NetworkSpec,
     arc_scores,
@@ -32,7 +33,6 @@ from depparse.features.network import (
     numpy_scan,
     tag_scores,
 )
-from depparse.learn.network import have_jax
 
 needs_jax = pytest.mark.skipif(
     not have_jax(), reason="JAX and optax are not installed (the learned network trains with "
@@ -202,7 +202,7 @@ def test_loss_gradient_matches_finite_differences(spec):
     import jax
     import jax.numpy as jnp
 
-    from depparse.learn.network import NetworkTrainer
+    from depparse.learn.network_training import NetworkTrainer
 
     items = _items(2, spec=spec)
     gold = _gold(items)
@@ -239,7 +239,7 @@ def test_loss_gradient_matches_finite_differences(spec):
 
 @needs_jax
 def test_training_is_deterministic_and_resumes_bit_identically(tmp_path):
-    from depparse.learn.network import NetworkTrainer
+    from depparse.learn.network_training import NetworkTrainer
 
     items = _items(4, lengths=(3, 5, 4, 6, 2))
     gold = _gold(items, 4)
@@ -267,7 +267,7 @@ def test_cosine_schedule_anneals_to_zero_and_resumes_bit_identically(tmp_path):
     """The cosine schedule's factor is 1 at the first step, 1/2 half-way and 0 after its
     horizon (so an epoch beyond it moves no parameter); training with it resumes from a
     checkpoint bit-identically, and it trains differently from the constant rate."""
-    from depparse.learn.network import NetworkTrainer
+    from depparse.learn.network_training import NetworkTrainer
 
     items = _items(4, lengths=(3, 5, 4, 6, 2))
     gold = _gold(items, 4)
@@ -311,8 +311,8 @@ def test_held_out_scores_come_from_networks_that_did_not_see_the_sentence():
     deterministic), while the other fold's do; too few sentences for the folds, none."""
     from depparse.config import TrainConfig
     from depparse.encoding.vocab import Vocabularies
-    from depparse.features.network import CHAR_SPECIALS
-    from depparse.learn.network import char_vocabulary, gold_ids, held_out_logprobs
+    from depparse.learn.network_training import char_vocabulary, gold_ids, held_out_logprobs
+    from depparse.network.biaffine import CHAR_SPECIALS
 
     sents = synthetic.sentences(8, seed=4)
     vocab = Vocabularies.build(sents, 1)
@@ -406,8 +406,8 @@ def test_parse_with_the_network_ahead_is_the_same_as_one_thread(tiny, monkeypatc
     closed."""
     import threading
 
-    from depparse.features import network
     from depparse.inference.engine import LEARNED_CHUNK
+    from depparse.network import biaffine as network
 
     _, parser, _ = tiny
     sents = synthetic.sentences(2 * LEARNED_CHUNK + 5, seed=4)  # three chunks
@@ -610,7 +610,7 @@ def test_upos_is_the_product_of_tagger_and_network(tiny):
     P(UPOS | word) of the network: weight 0 is the tagger alone, a weight that swamps the
     tagger gives the network's own best tag of every word; the batched parse path reads the
     same scores as one sentence alone."""
-    from depparse.decode.tags import viterbi
+    from depparse.decode.tag_chain import viterbi
 
     _, parser, dev = tiny
     tg, net, vocab = parser.tagger, parser.learned, parser.model.vocab
@@ -705,7 +705,7 @@ def test_numpy_label_scores_equal_the_shared_definition():
     """numpy_label_scores (the parse path's one-sentence label scores, the bilinear form as
     one matrix product) equals label_scores, the definition JAX trains, to float32
     round-off, for any heads."""
-    from depparse.features.network import numpy_label_scores
+    from depparse.network.biaffine import numpy_label_scores
 
     p = _params(7)
     items = _items(7, lengths=(5, 9))
@@ -834,7 +834,7 @@ def test_expert_weight_grid_shows_progress(tiny, monkeypatch):
     start and end lines alone."""
     import re
 
-    from depparse.learn import progress
+    from depparse.learn import stage_progress as progress
     from depparse.learn.devscore import choose_expert_weights, grid_steps
 
     monkeypatch.setattr(progress, "LOG_SECONDS", 0.0)

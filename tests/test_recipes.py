@@ -170,7 +170,7 @@ def test_train_without_a_recipe_uses_the_default_one(tmp_path, monkeypatch):
 
 def test_the_api_takes_a_recipe(tmp_path, monkeypatch):
     import depparse
-    import depparse.learn.network as net
+    import depparse.learn.network_training as net
 
     monkeypatch.setattr(net, "have_jax", lambda: False)
     sents = synthetic.conllu_text(40, 5)

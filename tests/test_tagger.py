@@ -163,7 +163,7 @@ def _path_score(E, ptr, ids, trans, tags):
 
 @pytest.mark.parametrize("seed", range(30))
 def test_viterbi_equals_brute_force(seed: int) -> None:
-    from depparse.decode.tags import best_each, viterbi
+    from depparse.decode.tag_chain import best_each, viterbi
 
     rng = np.random.default_rng(seed)
     n = int(rng.integers(1, 6))

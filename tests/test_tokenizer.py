@@ -1,5 +1,5 @@
 """Tests of the plain-text tokenizer and sentence segmenter (depparse.inference.tokenizer,
-depparse.learn.tokenizer, depparse.features.chars).
+depparse.learn.tokenizer_training, depparse.features.chars).
 
 A small generated treebank (paragraphs, ``SpaceAfter=No``, English-style multiword tokens)
 is learned and tokenized back; plain-text edge cases either tokenize or raise a one-line
@@ -22,7 +22,7 @@ from depparse.evaluate import evaluate
 from depparse.features.chars import char_classes, char_table, prepare
 from depparse.inference import tokenizer as tokenizer_module
 from depparse.inference.tokenizer import Tokenizer, apply_case, read_text, split_paragraphs
-from depparse.learn.tokenizer import (
+from depparse.learn.tokenizer_training import (
     mwt_dictionary,
     sentence_tokens,
     train_tokenizer,

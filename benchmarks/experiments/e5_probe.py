@@ -3,7 +3,7 @@
     python benchmarks/experiments/e5_probe.py --treebank tr_imst --mix 13 [--pooling mean]
         [--epochs 30] [--schedule constant] [--hidden 128] [--out result.json]
 
-Trains the network of ``depparse/learn/network.py`` on the treebank's train file as
+Trains the network of ``depparse/learn/network_training.py`` on the treebank's train file as
 ``train_learned`` trains it inside ``make model-pt`` / ``make model-tr`` (the vocabulary of
 ``Vocabularies.build(train, min_count)``, ``TrainConfig``'s defaults and the shipped recipe's
 epochs, schedule and seed: ``benchmarks/make_model.py``), with ``--mix K``: a learned
@@ -29,8 +29,8 @@ from depparse.conllu import read_conllu
 from depparse.encoding.e5 import get_e5
 from depparse.encoding.transformer import POOLINGS
 from depparse.encoding.vocab import Vocabularies
-from depparse.features.network import CHAR_SPECIALS, NetworkSpec
-from depparse.learn import network as learn
+from depparse.learn import network_training as learn
+from depparse.network.biaffine import CHAR_SPECIALS, NetworkSpec
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 NETWORK_EPOCHS = {"pt": 20, "tr": 30}  # the shipped networks before the encoder

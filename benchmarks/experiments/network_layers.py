@@ -3,7 +3,7 @@
     python benchmarks/experiments/network_layers.py --layers 1,2,3 [--epochs 8]
         [--cache /tmp/layermix_vectors.npz] [--treebank en_ewt]
 
-Trains the network of ``depparse/learn/network.py`` on the treebank's train file, as
+Trains the network of ``depparse/learn/network_training.py`` on the treebank's train file, as
 ``train_learned`` trains it inside ``make model-en``: the vocabulary built as the shipped recipe
 builds it (``Vocabularies.build(train, min_count)``; the recipe tags with gold tags, so the
 sentences reach the network unchanged), the same ``NetworkSpec`` sizes, learning rate,
@@ -31,9 +31,9 @@ from depparse.config import ModelConfig, TrainConfig, split_settings
 from depparse.conllu import read_conllu
 from depparse.encoding.minilm import batch_layer_vectors
 from depparse.encoding.vocab import Vocabularies
-from depparse.features.network import CHAR_SPECIALS, NetworkSpec
-from depparse.learn import network as learn
+from depparse.learn import network_training as learn
 from depparse.model import Model
+from depparse.network.biaffine import CHAR_SPECIALS, NetworkSpec
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 from make_model import RECIPE  # noqa: E402

@@ -104,7 +104,7 @@ def cmd_train(args):
     kw = configs_from_args(args, "train")
     cfg, dec, trc = (cls(**kw[cls]) for cls in CONFIGS)
     if cfg.learned_scale:  # before the data is read and anything trains
-        from ..learn.network import NEEDS_JAX, have_jax
+        from ..learn.network_training import NEEDS_JAX, have_jax
 
         if not have_jax():
             raise MissingExtraError(f"--learned-scale: {NEEDS_JAX}")
@@ -166,7 +166,7 @@ def cmd_train(args):
 
 
 def _have_jax() -> bool:
-    from ..learn.network import have_jax
+    from ..learn.network_training import have_jax
 
     return have_jax()
 

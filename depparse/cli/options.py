@@ -8,7 +8,7 @@ from dataclasses import fields
 
 from ..config import DecodeConfig, ModelConfig, TrainConfig
 from ..errors import ConfigError, UsageError
-from ..inference.joint import JointSettings
+from ..inference.joint_tagging import JointSettings
 
 JOINT_DEFAULTS = JointSettings()
 

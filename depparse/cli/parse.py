@@ -453,7 +453,7 @@ class Run:
                 self.sink = PartialFile(self.target.path, keep=out["bytes"])
                 self.text_of = SentenceText(out["count"], out["pending"])
         if self.args.report:
-            from ..report.writer import ReportWriter
+            from ..report.report_writer import ReportWriter
 
             keep = None
             if state is not None:

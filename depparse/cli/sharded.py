@@ -168,7 +168,7 @@ def _join(run, iter_parse_files, parsed, folder, fingerprint):
     run.progress = Progress(args.quiet, args.progress_interval, total)
     t0, paused = time.perf_counter(), run.watch.seconds
     if args.report:
-        from ..report.writer import ReportWriter
+        from ..report.report_writer import ReportWriter
 
         run.report = written("report", args.report, ReportWriter, args.report, parser,
                              kw["max_iter"], kw["single_root"])

@@ -9,7 +9,7 @@ from .dual import DualResult, dual_decompose, dual_decompose_dense
 from .eisner import eisner
 from .joint import JointExact, TagTable, decode_joint, joint_decompose
 from .mst import NoSpanningTreeError, chu_liu_edmonds
-from .parts import PartTable, compile_dense, score_tree
+from .part_table import PartTable, compile_dense, score_tree
 
 __all__ = [
     "ad3_decompose",

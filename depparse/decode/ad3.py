@@ -62,7 +62,7 @@ from .dual import (
     run_anytime,
 )
 from .mst import NO_TREE, OK
-from .parts import PartTable
+from .part_table import PartTable
 from .qp import (
     KMAX,
     ActiveSet,

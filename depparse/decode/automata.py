@@ -13,7 +13,7 @@ Dual decomposition enters through the adjustments: the decoder for head ``h`` ma
 
 (Fig. 1 and Fig. 2, with the arc scores split as in Appendix A.2, ``beta = 1 - alpha``).
 
-Tables are in the layout of :mod:`depparse.decode.parts`.
+Tables are in the layout of :mod:`depparse.decode.part_table`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from collections import namedtuple
 import numba as nb
 import numpy as np
 
-from .parts import compile_dense, table_width
+from .part_table import compile_dense, table_width
 
 __all__ = ["sibling_head_automaton", "grandparent_head_automaton"]
 
@@ -95,7 +95,7 @@ def _slot_start(parts, scores, v, h, gi):
 def _decode_head(h, parts, scores, beta, u, v, single_root, work):
     """Decode the automaton of head ``h`` (both sides, every grandparent slot).
 
-    ``parts`` is a :class:`~depparse.decode.parts.PartArrays`; the modifier ``m`` of ``h``
+    ``parts`` is a :class:`~depparse.decode.part_table.PartArrays`; the modifier ``m`` of ``h``
     scores ``beta * scores[h, m] - u[h, m]`` (``scores`` is the arc matrix, or another with the
     same pattern of ``-inf``), the grandparent ``g`` costs ``v[g, h]``.  ``work`` is a
     :data:`ViterbiWork`.  Writes the chosen modifiers of each side into ``work.best_take``
@@ -229,7 +229,7 @@ def sibling_head_automaton(h, arc, sibling, u=None, single_root=False):
     arc : (N, N) float64
         Arc scores; ``-inf`` arcs are never taken.
     sibling : (N, N, N+1) float64
-        Sibling scores with the START/END encoding of :mod:`depparse.decode.parts`.
+        Sibling scores with the START/END encoding of :mod:`depparse.decode.part_table`.
     u : (N, N) float64, optional
         Lagrange multipliers ``u(h, m)``, subtracted from the arc scores.
     single_root : bool
@@ -284,7 +284,7 @@ def decode_z(parts, single_root):
     Parameters
     ----------
     parts : PartArrays
-        The part table (:meth:`~depparse.decode.parts.PartTable.part_arrays`).
+        The part table (:meth:`~depparse.decode.part_table.PartTable.part_arrays`).
     single_root : bool
 
     Returns

@@ -69,7 +69,7 @@ import numpy as np
 from .ad3 import ad3_decompose
 from .dual import COUNT_C, COUNT_Y, COUNT_Z, COUNT_ZG, GAP_TOL, DualResult, dual_decompose
 from .mst import NoSpanningTreeError
-from .parts import PartTable
+from .part_table import PartTable
 
 __all__ = ["BUDGET", "BranchResult", "ExactResult", "PROOFS", "ProvedResult",
            "branch_and_bound", "decode_exact"]

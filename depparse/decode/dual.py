@@ -6,7 +6,7 @@ projective mode, by Eisner's algorithm: Sec. 7.7, Table 3) under arc weights
 ``alpha * theta + u (+ v)``; ``z`` is the union of the independent head-automaton
 solutions under ``(1 - alpha) * theta - u`` (and ``- v`` on the automaton's own head).  When
 ``y`` and ``z`` agree the tree is the exact argmax of the full model (Theorem 1): a certificate.
-A table with head-bigram parts adds a third slave, the chain of :mod:`depparse.decode.bigrams`,
+A table with head-bigram parts adds a third slave, the chain of :mod:`depparse.decode.head_bigrams`,
 whose copies ``c`` of the arcs agree with ``y`` through multipliers ``r`` (``+ r`` in the tree's
 weights, ``- r`` in the chain's); the certificate then needs ``y = z = c``.
 
@@ -68,7 +68,7 @@ slave agrees with the tree ``y`` through its own multipliers, so a slave is
    the lowest dual value, its solution and value, ``dirty`` for lazy decoding, its counts,
    work arrays), allocated in :func:`_dd_init` and a field of :data:`DualState`;
 2. ``_x_decode``, its decoding step under minus its multipliers (its scores are fields of the
-   part table, :class:`~depparse.decode.parts.PartArrays`), whose value :func:`_dd_run` adds
+   part table, :class:`~depparse.decode.part_table.PartArrays`), whose value :func:`_dd_run` adds
    to ``L(u)``;
 3. ``_x_agree``: counts its copies, returns its disagreements with ``y`` (their part of the
    subgradient's squared norm), added to ``nd`` in :func:`_dd_run`;
@@ -97,10 +97,10 @@ import numba as nb
 import numpy as np
 
 from .automata import _decode_lazy
-from .bigrams import chain_viterbi, head_positions, tree_bigram_score
 from .eisner import _eisner
+from .head_bigrams import chain_viterbi, head_positions, tree_bigram_score
 from .mst import NO_TREE, OK, NoSpanningTreeError
-from .parts import PartTable, compile_dense, table_width
+from .part_table import PartTable, compile_dense, table_width
 from .slices import put, put2
 from .sparse_mst import _cle_sparse, in_arcs
 from .tag_slave import (
@@ -229,10 +229,11 @@ AutomataSlave = namedtuple("AutomataSlave", [
     "u", "v", "ubest", "vbest", "take", "slot", "value", "dirty", "side_value", "side_take",
     "side_off", "gpos", "delta", "back", "count", "gcount"])
 
-#: The head-bigram chain ``c`` (:mod:`depparse.decode.bigrams`): its multipliers ``r(h, m)``
-#: (and ``rbest`` at the lowest dual value), its ``heads`` and ``value[0]``, ``dirty[0]`` (some
-#: ``r`` changed since it was decoded), ``hpos`` (:func:`~depparse.decode.bigrams.head_positions`),
-#: Viterbi work arrays and ``count``, how often ``c(h, m)`` was 1.
+#: The head-bigram chain ``c`` (:mod:`depparse.decode.head_bigrams`): its multipliers
+#: ``r(h, m)`` (and ``rbest`` at the lowest dual value), its ``heads`` and ``value[0]``,
+#: ``dirty[0]`` (some ``r`` changed since it was decoded), ``hpos``
+#: (:func:`~depparse.decode.head_bigrams.head_positions`), Viterbi work arrays and ``count``,
+#: how often ``c(h, m)`` was 1.
 ChainSlave = namedtuple("ChainSlave", [
     "r", "rbest", "heads", "value", "dirty", "hpos", "delta", "back", "count"])
 
@@ -840,7 +841,7 @@ def dual_decompose(parts: PartTable, *, alpha=0.001, max_iter=5000, single_root=
     Parameters
     ----------
     parts : PartTable
-        Compiled part scores (:mod:`depparse.decode.parts`).  A sibling-only table gives
+        Compiled part scores (:mod:`depparse.decode.part_table`).  A sibling-only table gives
         Fig. 1; a table with grandparents gives Fig. 2.  Arcs with ``arc[h, m] = -inf`` are
         forbidden (branch and bound forbids arcs this way without rebuilding the tables).
     alpha : float, default 0.001
@@ -919,8 +920,8 @@ def dual_decompose(parts: PartTable, *, alpha=0.001, max_iter=5000, single_root=
 
 def dual_decompose_dense(arc, sibling, grand=None, grandsib=None, bigram=None,
                          **kwargs) -> DualResult:
-    """:func:`dual_decompose` on dense part tensors (encoding in :mod:`depparse.decode.parts`;
-    ``bigram``: :mod:`depparse.decode.bigrams`).
+    """:func:`dual_decompose` on dense part tensors (encoding in :mod:`depparse.decode.part_table`;
+    ``bigram``: :mod:`depparse.decode.head_bigrams`).
 
     Meant for small sentences and tests; production decoding builds a pruned
     :class:`PartTable` directly and never needs the ``O(n^4)`` tensors.

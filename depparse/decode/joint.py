@@ -3,7 +3,7 @@
 The pipeline fixes every word's tag first and parses with it.  Here the tag of each word is
 chosen *together* with the tree, from a small candidate set ``C_i`` per word (the tags whose
 max-marginal under the tagger's chain is within a margin of the best, at most ``K``:
-:func:`~depparse.decode.tags.max_marginals`), maximising the joint objective
+:func:`~depparse.decode.tag_chain.max_marginals`), maximising the joint objective
 
     F(y, t) = chain(t) + f(y) + sum_m D(h_m, m, t_{h_m}, t_m)
 
@@ -14,7 +14,7 @@ tag), where
   first-order chain (its emission and transition scores, times the joint weight: how much the
   tagger's view counts against the parser's);
 * ``f(y)`` is the parser's full model (arcs, siblings, grandparents, grand-siblings: the part
-  table of :mod:`depparse.decode.parts`) scored with the tagger's best tags, and
+  table of :mod:`depparse.decode.part_table`) scored with the tagger's best tags, and
 * ``D(h, m, a, b)`` is what the arc ``h -> m`` gains when its head takes its candidate ``a``
   and its modifier its candidate ``b`` instead of the tagger's best tags (``D = 0`` at the best
   tags; the parser's arc features read the tags of the arc's own two words,
@@ -58,7 +58,7 @@ is the tagger's own.  The cost is one automaton Viterbi per candidate tag of its
 times the pipeline's z-step on the heads with ambiguous tags (most words have one candidate),
 plus the chain (``O(sum_i K_{i-1} K_i)``, negligible).  Measured on 580 en_ewt dev
 sentences with the shipped model (1.13 candidates per word, the defaults of
-:class:`~depparse.inference.joint.JointSettings`): 0.69 s of CPU for this decoder, proofs
+:class:`~depparse.inference.joint_tagging.JointSettings`): 0.69 s of CPU for this decoder, proofs
 included, against 0.50 s for :func:`~depparse.decode.bnb.decode_exact` on the same part
 tables, while tagging and building the tables take 6.4 s; a whole parse runs at 83-94% of the
 pipeline's words per CPU second (benchmarks/bench_joint.py).  Sibling, grandparent and
@@ -130,7 +130,7 @@ from .dual import (
     run_anytime,
 )
 from .mst import NoSpanningTreeError
-from .parts import PartTable
+from .part_table import PartTable
 from .tag_slave import TagArrays, _tag_arc_score, _tag_init, _tag_scale, chain_score
 
 __all__ = ["JointExact", "JointResult", "TagTable", "decode_joint", "joint_decompose",

@@ -20,7 +20,7 @@ import numba as nb
 import numpy as np
 
 from .automata import _slot_start, _viterbi_side
-from .parts import table_width
+from .part_table import table_width
 from .slices import put
 
 NEG_INF = -np.inf

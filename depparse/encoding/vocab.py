@@ -86,7 +86,7 @@ class Encoded:
     feat_ids: np.ndarray
     vectors: np.ndarray | None = None  # (n, dim) encoder vectors (Vocabularies.vector_layer)
     # the forms themselves (root first), for the character representations of a learned
-    # network (depparse.features.network); set by Vocabularies.encode
+    # network (depparse.network.biaffine); set by Vocabularies.encode
     forms: np.ndarray | None = None
     # (n, K, 384) float16: the words' vectors at layers 0 .. K - 1 of multilingual-e5-small,
     # for a learned network with a mix of them (set by Network.attach_layers)

@@ -1,4 +1,4 @@
-"""Hashed features of head-bigram parts (the ``gsh`` model; :mod:`depparse.decode.bigrams`).
+"""Hashed features of head-bigram parts (the ``gsh`` model; :mod:`depparse.decode.head_bigrams`).
 
 A head bigram ``(h1 -> m, h2 -> m+1)`` is scored by UPOS, XPOS, word and contextual-class
 conjunctions of the two consecutive words and their heads (family ``HB`` of
@@ -60,7 +60,7 @@ def hb_features(h1, m, h2, form, upos, xpos, cluster, mask, on, buf):
 def fill_bigrams(form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr, feat_ids, w, mask,
                  on, hd, hd_off, hd_len, hb_off, hb):
     """Score every head bigram of the kept arcs into ``hb`` (layout of
-    :mod:`depparse.decode.bigrams`).  Takes the encoded sentence's arrays like the other
+    :mod:`depparse.decode.head_bigrams`).  Takes the encoded sentence's arrays like the other
     families' kernels (only the forms, tags and classes are used)."""
     N = form.shape[0]
     buf = np.empty(MAX_HB_FEATS, dtype=np.int64)

@@ -19,7 +19,7 @@ Detection: A Long Solved Problem?*, COLING): for the gap after token ``i`` of a 
 The features are hashed into a table of ``2**bits`` weights of its own (the template ids below
 share nothing with the other feature modules); a sentence ends where the score exceeds a
 threshold tuned on held-out text.  :func:`decide` runs the classifier over paragraphs;
-:mod:`depparse.learn.tokenizer` trains it with the same :func:`gap_features`.
+:mod:`depparse.learn.tokenizer_training` trains it with the same :func:`gap_features`.
 """
 
 from __future__ import annotations

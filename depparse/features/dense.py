@@ -16,9 +16,9 @@ with ``z_i = s (x_i - mean) / (std sqrt(D))`` the standardised layer vector of w
 are linear in their parameters (per-bucket head and modifier vectors and a diagonal
 bilinear form), so the passive-aggressive step of :mod:`depparse.learn.perceptron` applies to
 them exactly; the last is Lei et al.'s rank-``R`` tensor with a one-hot arc feature vector
-(``R = 0``: none), learned by linearised steps (:mod:`depparse.learn.dense`).  ``s`` sets the
-size of the dense features against the sparse ones' (each 1), and so how large a share of
-every update they take.
+(``R = 0``: none), learned by linearised steps (:mod:`depparse.learn.dense_training`).
+``s`` sets the size of the dense features against the sparse ones' (each 1), and so how large
+a share of every update they take.
 
 With ``higher`` (``ModelConfig.dense_parts = "all"``) the second-order parts get dense scores
 too, diagonal bilinear forms like ``d_b`` above: every pair of consecutive modifiers ``s, m``
@@ -43,7 +43,7 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from ..decode.parts import table_width
+from ..decode.part_table import table_width
 from ..errors import ModelError, check_component
 
 __all__ = ["BUCKETS", "DenseArcs", "DenseLayout", "FORMAT", "SECTIONS", "VERSION",
@@ -206,7 +206,7 @@ def _grand_bucket(g, h, d):
 def add_dense_tables(z, theta, osib, ogr, pf, order, cand, cand_off, cand_len, gp, gp_off,
                      gp_len, tab_off, tab):
     """Add the sibling and (``order == 2``) grandparent dense scores (module docstring) to the
-    head automata's transition tables (layout: :mod:`depparse.decode.parts`); ``osib``,
+    head automata's transition tables (layout: :mod:`depparse.decode.part_table`); ``osib``,
     ``ogr``: offsets of those sections in ``theta``."""
     N, D = z.shape
     Wm = table_width(cand_len)
@@ -385,7 +385,7 @@ class DenseArcs:
 
     def add_tables(self, enc, parts, order) -> None:
         """Add the sibling and grandparent dense scores to the transition tables of a
-        :class:`~depparse.decode.parts.PartTable` (models with ``layout.higher``)."""
+        :class:`~depparse.decode.part_table.PartTable` (models with ``layout.higher``)."""
         if not self.layout.higher or order == 0:
             return
         add_dense_tables(self.sentence(enc), self.theta, self.layout.offset("sib"),

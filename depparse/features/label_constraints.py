@@ -2,7 +2,7 @@
 
 Each constraint counts labels among the children of a head: ``c(y) = sum_i A[y_i] - b``,
 violated by ``max(0, c(y))`` units; a learned penalty per unit (:mod:`depparse.learn.labeler`)
-makes it soft, and :func:`depparse.decode.labels.soft_label_chain` enforces all of them jointly
+makes it soft, and :func:`depparse.decode.label_chain.soft_label_chain` enforces all of them jointly
 with the label chain.  The constraints name universal relations (``nsubj`` covers
 ``nsubj:pass``; LAS compares universal labels); constraints whose labels a treebank does not
 have are left out.  The set is generic, and the learned penalties decide which constraints

@@ -15,7 +15,7 @@ labels with the head's UPOS and with whether the two children lie on the same si
 The emission features of an arc are hashed once per tree without the label
 (:func:`sentence_bases`) and conjoined with each label when scored (:func:`emissions`); the
 bigram scores of a model are tabulated once per head UPOS (:func:`transition_tables`).  The
-Viterbi over the chain is :func:`depparse.decode.labels.label_chain`, the labeler of a model
+Viterbi over the chain is :func:`depparse.decode.label_chain.label_chain`, the labeler of a model
 :class:`depparse.inference.labeling.Labeler`, and its training
 :func:`depparse.learn.labeler.train_labeler`.
 """

@@ -41,7 +41,7 @@ from collections import namedtuple
 import numba as nb
 import numpy as np
 
-from ..decode.parts import PartTable, add_bigrams, build_layout, table_width
+from ..decode.part_table import PartTable, add_bigrams, build_layout, table_width
 from ..decode.slices import put
 from ..encoding.ids import END, START
 from . import templates as T
@@ -659,12 +659,12 @@ def score_arcs(words, weights, keep, arc):
 @nb.njit(cache=True, nogil=True)
 def fill_scores(words, weights, order, keep, parts):
     """Score every kept part of a sentence into the part table ``parts``
-    (:class:`~depparse.decode.parts.PartArrays`): ``parts.arc`` (N, N) and the automaton
+    (:class:`~depparse.decode.part_table.PartArrays`): ``parts.arc`` (N, N) and the automaton
     tables ``parts.tab``.
 
     ``words`` is a :data:`WordArrays`, ``weights`` a :data:`Weights`; ``order`` is 0 (arcs
     only), 1 (+ siblings) or 2 (+ grandparents and grand-siblings).  Layout of the tables:
-    :mod:`depparse.decode.parts`.
+    :mod:`depparse.decode.part_table`.
     """
     form = words.form
     upos = words.upos
@@ -810,7 +810,7 @@ def build_parts(enc, keep, w, bits, order, dense=None, on=None, bigrams=False):
         Template switches (:func:`template_switches`; default: every template).
     bigrams : bool
         Also score the head bigrams of the kept arcs (``gsh`` models;
-        :mod:`depparse.decode.bigrams`).
+        :mod:`depparse.decode.head_bigrams`).
     """
     N = enc.n + 1
     cand, cand_off, cand_len, gp, gp_off, gp_len, tab_off, size = build_layout(keep, order == 2)

@@ -6,7 +6,7 @@ the matrix-tree theorem and keep, for each word, the heads whose marginal is at 
 ``threshold`` times that of its best head, at most ``max_heads`` of them
 (:func:`depparse.decode.marginals.prune_mask`).  ``mst`` models keep every arc.
 
-A model with a learned network (:mod:`depparse.features.network`) also keeps, for each word,
+A model with a learned network (:mod:`depparse.network.biaffine`) also keeps, for each word,
 the heads whose network probability ``P(h | m)`` is at least ``network_threshold`` times that
 of the network's best head (:func:`network_heads`): the network alone finds 91.5% of en_ewt
 dev's heads, the pruner's first-order features fewer, and the two miss different arcs.  On

@@ -33,19 +33,19 @@ from ..decode.dual import dual_decompose
 from ..decode.eisner import eisner
 from ..decode.joint import TagTable, decode_joint, joint_decompose
 from ..decode.mst import chu_liu_edmonds
-from ..decode.tags import best_each, viterbi
+from ..decode.tag_chain import best_each, viterbi
 from ..encoding.ahead import run_ahead
 from ..encoding.minilm import one_blas_thread, word_vectors
 from ..errors import UsageError
 from ..features.dense import DenseArcs, model_dense_term
 from ..features.label_dense import LabelDense
-from ..features.network import model_network
 from ..features.parts import all_arcs, build_parts, template_switches
 from ..features.tag_arcs import tag_arc_table
 from ..model import Model
+from ..network.biaffine import model_network
 from .candidates import candidate_arcs
 from .columns import TAG_COLUMNS
-from .joint import JointSettings, tag_candidates
+from .joint_tagging import JointSettings, tag_candidates
 from .labeling import Labeler
 from .tagging import Tagger
 from .tokenizer import Tokenizer
@@ -278,7 +278,7 @@ class Engine:
         """Decode the UPOS of the sentences the tagger tags together with their trees
         (joint tagging and parsing, :mod:`depparse.decode.joint`): ``weight`` of the tagger's
         scores against the parser's, at most ``k`` candidate tags per word within ``margin``
-        of the best (:class:`~depparse.inference.joint.JointSettings`; its defaults when not
+        of the best (:class:`~depparse.inference.joint_tagging.JointSettings`; its defaults when not
         given).  ``on=False`` turns it off (the pipeline).
 
         Raises
@@ -343,11 +343,11 @@ class Engine:
         return self.order == 0 or (d.proof_over == "all" and n <= d.proof_max_words)
 
     def part_table(self, enc, keep=None, weights=None, dense=None, arc_weight=1.0):
-        """The scored parts (:class:`~depparse.decode.parts.PartTable`) of an encoded sentence
+        """The scored parts (:class:`~depparse.decode.part_table.PartTable`) of an encoded sentence
         over its candidate arcs (``keep``, computed by :meth:`keep_mask` when not given);
         ``weights`` and ``dense`` replace the model's parser weights and dense arc term.
         The learned network's arc scores (models with ``learned_scale``;
-        :mod:`depparse.features.network`) are added to the kept arcs last, times
+        :mod:`depparse.network.biaffine`) are added to the kept arcs last, times
         ``arc_weight`` (1: as in training; parsing passes :attr:`arc_weight` or
         :attr:`arc_weight_given`)."""
         if keep is None:

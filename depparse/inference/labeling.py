@@ -2,7 +2,7 @@
 
 Given a tree, the children ``c_1 < ... < c_k`` of every head ``h`` are labelled jointly: the
 labels maximise ``sum_i w . phi(h, c_i, l_i) + sum_i w . psi(l_{i-1}, l_i)``, found by Viterbi
-over the label chain (:func:`depparse.decode.labels.label_chain`; McDonald et al. 2006 label
+over the label chain (:func:`depparse.decode.label_chain.label_chain`; McDonald et al. 2006 label
 the children of a head as a sequence in the same way), so that, e.g., the first of two
 objects of a verb becomes ``iobj`` and a clause gets at most one subject.  The arc features
 ``phi(h, m, l)`` conjoin ``l`` with atoms of the head and the modifier (forms, lemmas, UPOS,
@@ -17,7 +17,7 @@ With a model's ``label_constraints`` component the chain is decoded under soft
 constraints (Anzaroot et al. 2014; :mod:`depparse.features.label_constraints`: at most one
 subject, an ``iobj`` needs an object or a clausal complement ...) whose penalties were
 learned on held-out labels, by dual decomposition
-(:func:`depparse.decode.labels.soft_label_chain`).
+(:func:`depparse.decode.label_chain.soft_label_chain`).
 
 The labeler is trained on gold trees (:mod:`depparse.learn.labeler`) and applied to
 predicted trees.
@@ -28,7 +28,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from ..decode.labels import children_of, soft_label_chain
+from ..decode.label_chain import children_of, soft_label_chain
 from ..encoding.ids import START
 from ..errors import ModelError
 from ..features.labels import N_SPECIAL, head_emissions, sentence_bases, transition_tables

@@ -51,7 +51,7 @@ class Parser:
     tagger = _engine_attr("tagger", "The model's tagger (:mod:`.tagging`), or None.")
     tokenizer = _engine_attr("tokenizer", "The model's tokenizer (:mod:`.tokenizer`), or None.")
     learned = _engine_attr("learned", "The model's learned network "
-                           "(:mod:`depparse.features.network`), or None.")
+                           "(:mod:`depparse.network.biaffine`), or None.")
     joint = _engine_attr("joint", "Joint tagging's settings (:meth:`set_joint`), or None.")
 
     # -- settings (Engine's: the one place they change) ------------------------------------

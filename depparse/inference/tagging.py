@@ -4,7 +4,7 @@ A :class:`Tagger` is a pipeline of linear classifiers over hashed features
 (:mod:`depparse.features.tags`), trained as averaged perceptrons
 (:mod:`depparse.learn.tagger`; Collins 2002):
 
-1. **UPOS**: a first-order sequence model (tag bigrams, :func:`depparse.decode.tags.viterbi`)
+1. **UPOS**: a first-order sequence model (tag bigrams, :func:`depparse.decode.tag_chain.viterbi`)
    over the word, its affixes, shape and a window of two words each side, plus, where the
    model has them, the word's contextual vector (MiniLM, :mod:`depparse.encoding.minilm`) as
    real-valued features;
@@ -35,7 +35,7 @@ import numba as nb
 import numpy as np
 
 from ..conllu import ROOT
-from ..decode.tags import best_each, viterbi
+from ..decode.tag_chain import best_each, viterbi
 from ..encoding.minilm import one_blas_thread, word_vectors
 from ..errors import ModelError, check_component
 from ..features.lemmas import ScriptIndex, from_key
@@ -371,7 +371,7 @@ class Tagger:
     def upos_lattice(self, forms, vectors=None, extra=None) -> UposLattice:
         """The UPOS chain of one sentence (:class:`UposLattice`): every class is a candidate
         of every word, scored by the tagger's first stage, plus ``extra[i, u]`` (optional,
-        (n + 1, U)) for class ``u`` of word ``i``; :func:`~depparse.decode.tags.viterbi` over
+        (n + 1, U)) for class ``u`` of word ``i``; :func:`~depparse.decode.tag_chain.viterbi` over
         it with the task's transitions is the tagger's UPOS (joint tagging and parsing
         chooses among its best candidates instead, :mod:`depparse.decode.joint`).
 

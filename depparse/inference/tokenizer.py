@@ -1,7 +1,7 @@
 """Plain text into CoNLL-U sentences: paragraphs, sentence segmentation, tokens, words.
 
 The parse path for raw text (``depparse parse --input text``).  A :class:`Tokenizer` is built
-from the model component ``"tokenizer"`` (trained by :func:`depparse.learn.tokenizer.
+from the model component ``"tokenizer"`` (trained by :func:`depparse.learn.tokenizer_training.
 train_tokenizer` on the treebank's ``# text`` and ``SpaceAfter`` data) and works like
 UDPipe's tokenizer (Straka, Hajič and Straková 2016, LREC, Sec. 4.2):
 

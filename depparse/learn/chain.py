@@ -1,6 +1,6 @@
 """The head-bigram chain's part of training over Z (``gsh`` models; Koo et al. 2010 Sec. 6).
 
-For a ``gsh`` model, Z also holds the chain of :mod:`depparse.decode.bigrams` on its own: the
+For a ``gsh`` model, Z also holds the chain of :mod:`depparse.decode.head_bigrams` on its own: the
 prediction is every head automaton's choice and the chain's choice, with no agreement between
 them.  Two relaxations are offered (``TrainConfig.chain_share = s``):
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..decode.automata import decode_z
-from ..decode.bigrams import decode_chain
+from ..decode.head_bigrams import decode_chain
 from ..decode.trees import arc_matrix
 from ..features.bigrams import chain_features
 from ..features.parts import structure_features

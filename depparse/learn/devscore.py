@@ -10,7 +10,7 @@ import time
 from ..evaluate import evaluate
 from ..inference.engine import Engine
 from ..inference.parser import Parser
-from .progress import EpochProgress
+from .stage_progress import EpochProgress
 
 __all__ = ["LABEL_WEIGHTS", "TAG_WEIGHTS", "blank_tags", "choose_expert_weights",
            "evaluate_heads", "expert_weight_grid", "final_dev", "given_tags_grid", "grid_steps"]

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from ..decode.labels import children_of, label_chain, soft_label_chain
+from ..decode.label_chain import children_of, label_chain, soft_label_chain
 from ..encoding.ids import START
 from ..encoding.minilm import one_blas_thread
 from ..features.hashing import mix

@@ -42,21 +42,21 @@ from ..encoding.minilm import batch_word_vectors
 from ..encoding.vocab import Vocabularies
 from ..errors import CheckpointError, ConfigError, InputWarning, TrainingDataError
 from ..features.dense import DenseArcs
-from ..features.network import Network
 from ..features.parts import build_parts, model_families, structure_features, template_switches
 from ..inference.engine import Engine, tree_decoder
 from ..model import Component, Model, atomic_savez
+from ..network.biaffine import Network
 from .chain import chain_mistakes, chain_terms, decode_relaxed
 from .data import check_training_sentences
-from .dense import DenseLearner
+from .dense_training import DenseLearner
 from .devscore import choose_expert_weights, evaluate_heads, final_dev
 from .labeler import learn_label_constraints, train_labeler, train_labeler_dense
-from .network import require_jax, train_learned
-from .progress import EpochProgress
+from .network_training import require_jax, train_learned
 from .pruner import fresh_pruner_dense, jackknife_keep_masks, keep_masks, train_pruner
 from .sparsity import TemplateGroups
+from .stage_progress import EpochProgress
 from .tagger import training_tagger
-from .tokenizer import train_tokenizer
+from .tokenizer_training import train_tokenizer
 from .updates import feature_stats, update
 
 __all__ = ["Trainer", "gold_structure", "train"]

@@ -28,7 +28,7 @@ from collections import Counter, defaultdict
 import numba as nb
 import numpy as np
 
-from ..decode.tags import best_each, viterbi
+from ..decode.tag_chain import best_each, viterbi
 from ..encoding.minilm import batch_word_vectors, one_blas_thread, word_vectors
 from ..errors import TrainingDataError
 from ..features.hashing import mix

@@ -490,7 +490,7 @@ def build_report(parser, docs, results, seconds, max_iter=None, single_root=None
                  predicted=None):
     """The JSON parse report of a run (per-sentence certificates, iterations, times, traces),
     built in memory (``depparse parse --report`` writes the same by chunks:
-    :class:`~depparse.report.writer.ReportWriter`).
+    :class:`~depparse.report.report_writer.ReportWriter`).
 
     ``parser`` is the :class:`~depparse.inference.parser.Parser` that parsed; ``docs`` is a
     list of ``(file name, sentences)``; ``predicted`` maps a file name to the columns the

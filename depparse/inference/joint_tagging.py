@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..decode.tags import max_marginals
+from ..decode.tag_chain import max_marginals
 from ..errors import ConfigError
 
 __all__ = ["JointSettings", "tag_candidates"]
@@ -53,13 +53,13 @@ class JointSettings:
 
 def tag_candidates(emit, ptr, ids, trans, best, k, margin):
     """Each word's candidate tags: the best tag of the tagger's sequence first, then the
-    others by decreasing max-marginal (:func:`~depparse.decode.tags.max_marginals`) while
+    others by decreasing max-marginal (:func:`~depparse.decode.tag_chain.max_marginals`) while
     within ``margin`` of the best sequence's score, at most ``k`` in all.
 
     Parameters
     ----------
     emit, ptr, ids, trans
-        The tagger's chain (:func:`~depparse.decode.tags.viterbi`'s arguments).
+        The tagger's chain (:func:`~depparse.decode.tag_chain.viterbi`'s arguments).
     best : (N,) int64
         The tagger's tags (``viterbi``'s result).
 

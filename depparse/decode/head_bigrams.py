@@ -12,7 +12,7 @@ arc variables must agree with the tree, through multipliers ``r(h, m)``
 
     max_c  sum_m B(c_m, m, c_{m+1}) - sum_m r(c_m, m)
 
-Layout (arrays of a :class:`~depparse.decode.parts.PartTable` with head bigrams):
+Layout (arrays of a :class:`~depparse.decode.part_table.PartTable` with head bigrams):
 
 ``hd``      : int64, the kept heads of each word ``m`` in increasing order, slice
               ``hd[hd_off[m]:][:hd_len[m]]`` (``hd_len[0] = 0``: the root has no head).

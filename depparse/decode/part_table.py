@@ -32,7 +32,7 @@ Dense tensors (for small sentences and tests) use this encoding of START and END
                        of ``sibling`` (used for ``h >= 1``).
 
 A table may also hold head-bigram parts (``hd``, ``hd_off``, ``hd_len``, ``hb``, ``hb_off``:
-the chain slave of :mod:`depparse.decode.bigrams`, layout and dense encoding there).
+the chain slave of :mod:`depparse.decode.head_bigrams`, layout and dense encoding there).
 
 The kernels take a table as one named structure, :class:`PartArrays` (a named tuple that
 Numba compiles; :meth:`PartTable.part_arrays`), and read its arrays by name.
@@ -46,7 +46,7 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from .bigrams import bigram_layout, fill_dense_bigrams
+from .head_bigrams import bigram_layout, fill_dense_bigrams
 
 __all__ = ["PartArrays", "PartTable", "add_bigrams", "compile_dense", "score_tree"]
 
@@ -87,7 +87,7 @@ class PartTable:
 
     @property
     def bigrams(self) -> bool:
-        """Does the table have head-bigram parts (:mod:`depparse.decode.bigrams`)?"""
+        """Does the table have head-bigram parts (:mod:`depparse.decode.head_bigrams`)?"""
         return self.hb is not None
 
     def bigram_arrays(self):
@@ -225,7 +225,7 @@ def compile_dense(arc, sibling, grand=None, grandsib=None, bigram=None):
     Arcs with ``arc[h, m] = -inf`` are pruned: they get no automaton transitions.  With
     ``grand`` or ``grandsib`` given, the grandparent+sibling model is built (the missing one is
     taken as zero); otherwise the bigram-sibling model.  With ``bigram`` (``(N, N, N)``,
-    :mod:`depparse.decode.bigrams`), the table also has head-bigram parts.
+    :mod:`depparse.decode.head_bigrams`), the table also has head-bigram parts.
     """
     arc = np.ascontiguousarray(arc, dtype=np.float64)
     N = arc.shape[0]
@@ -313,7 +313,7 @@ def score_tree(heads, arc, sibling=None, grand=None, grandsib=None, bigram=None)
     grand : (N, N, N) float64, optional
     grandsib : (N, N, N, N+1) float64, optional
     bigram : (N, N, N) float64, optional
-        Encodings as in the module docstring (and :mod:`depparse.decode.bigrams`); missing
+        Encodings as in the module docstring (and :mod:`depparse.decode.head_bigrams`); missing
         tensors count as zero.
 
     Returns

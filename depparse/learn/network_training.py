@@ -1,4 +1,4 @@
-"""Training of the learned network (:mod:`depparse.features.network`) with JAX and optax.
+"""Training of the learned network (:mod:`depparse.network.biaffine`) with JAX and optax.
 
 The network is trained first, on its own, with local losses (Dozat and Manning 2017, Sec.
 2.2: the cross-entropy of each word's gold head among all the sentence's words and the root,
@@ -12,7 +12,7 @@ Hutter 2017, without restarts); dropout on the
 inputs and between the BiLSTM layers, and each training word replaced by ``<UNK>`` with
 probability ``word_dropout``.
 
-The forward pass is the one of :mod:`depparse.features.network`, run with ``jax.numpy`` and
+The forward pass is the one of :mod:`depparse.network.biaffine`, run with ``jax.numpy`` and
 ``jax.lax.scan``; JAX is needed for training only (``pip install 'depparse[learned]'``).
 Training is deterministic for a seed (batch order from ``default_rng([seed, epoch])``,
 dropout keys ``fold_in(PRNGKey(seed), step)``) and resumable bit-identically: a checkpoint
@@ -35,7 +35,8 @@ import numpy as np
 
 from ..encoding.ids import SPECIALS, UNK
 from ..errors import CheckpointError, ConfigError, extra_command
-from ..features.network import (
+from ..model import atomic_savez
+from ..network.biaffine import (
     CHAR_SPECIALS,
     MIX_DROP,
     Network,
@@ -48,7 +49,6 @@ from ..features.network import (
     log_softmax_heads,
     tag_scores,
 )
-from ..model import atomic_savez
 from .data import jackknife_folds
 
 __all__ = ["NEEDS_JAX", "NetworkTrainer", "char_vocabulary", "gold_ids",

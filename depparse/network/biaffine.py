@@ -29,7 +29,7 @@ candidate heads of ``m`` (all words and the root), for every kept arc
 (Dozat and Manning Eq. 8 with the bias terms folded in); tags: ``V r_i + c``.
 
 The functions take the array module ``xp`` (NumPy here; ``jax.numpy`` in
-:mod:`depparse.learn.network`, which trains the network) and a ``scan`` for the recurrence
+:mod:`depparse.learn.network_training`, which trains the network) and a ``scan`` for the recurrence
 (:func:`numpy_scan` here, ``jax.lax.scan`` there): one definition of the maths, whose two
 runs a test holds equal to float32 round-off.  Parsing needs NumPy only, and runs the same
 operations without the padding's work (:func:`numpy_forward`; a test holds it bit for bit
