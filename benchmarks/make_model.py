@@ -455,7 +455,7 @@ def main(argv=None):
                           f"all-MiniLM-L6-v2 (`depparse/encoding/`)")
     if c.dense_layer:
         settings_text += (f"; dense arc scores from layer {c.dense_layer} (norm "
-                          f"{c.dense_scale:g}, tensor rank {c.dense_rank})")
+                          f"{c.dense_scale:g})")
     if t.get("labeler_dense"):
         settings_text += f"; dense label scores (factor {t['labeler_dense']:g})"
     if c.learned_scale:

@@ -105,6 +105,10 @@ RETIRED = {
     "learned_joint": (False, "the network trained over Z", "learned-joint.patch"),
     "learned_joint_lr": (2e-3, "the network trained over Z", "learned-joint.patch"),
     "tag_training": ("gold", "the parser trained on jackknifed tags", "jackknife-tags.patch"),
+    "dense_rank": (0, "the dense arc term's low-rank tensor",
+                   "dense-tensor-and-higher-parts.patch"),
+    "dense_parts": ("arc", "dense scores for siblings and grandparents",
+                    "dense-tensor-and-higher-parts.patch"),
 }
 #: The retired values of settings that stay: (name, value) -> (the feature, its patch).
 RETIRED_VALUES = {
@@ -170,11 +174,6 @@ class ModelConfig(_Config):
     dense_layer: int = setting(0, "dense contextual arc scores from the layer-L vectors of the "
                                "MiniLM encoder (Lei et al. 2014; depparse.features.dense); "
                                "0: none", lo=0, hi=6, metavar="L")
-    dense_rank: int = setting(0, "with --dense-layer: rank of the low-rank tensor arc term "
-                              "(0: the linear terms only)", lo=0, hi=384, metavar="R")
-    dense_parts: str = setting("arc", "with --dense-layer: the parts that get dense scores: "
-                               "arc, or all (arcs, consecutive siblings, grandparents)",
-                               choices=("arc", "all"))
     dense_scale: float = setting(1.0, "with --dense-layer: norm of the standardised word "
                                  "vectors (their share of every update)", lo=0.0, open_lo=True,
                                  metavar="S")

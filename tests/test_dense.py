@@ -18,14 +18,13 @@ from depparse.config import ModelConfig
 from depparse.conllu import read_sentence
 from depparse.decode.dual import _primal_score
 from depparse.encoding.vocab import Vocabularies
-from depparse.errors import ModelError
+from depparse.errors import ConfigError, ModelError
 from depparse.features.dense import (
     BUCKETS,
     DenseArcs,
     DenseLayout,
     dense_arc_gradient,
     dense_arc_sum,
-    model_dense_term,
 )
 from depparse.features.parts import ALL_TEMPLATES, all_arcs, build_parts, structure_features
 from depparse.inference.parser import Parser
@@ -60,13 +59,12 @@ def _naive_scores(vectors, mean, std, scale, sec, keep):
             b = _naive_bucket(h, m)
             v = sec["head"][b] @ z[h] + sec["mod"][b] @ z[m]
             v += np.sqrt(D) / scale * (sec["prod"][b] * z[h] * z[m]).sum()
-            v += ((sec["U"] @ z[h]) * (sec["V"] @ z[m]) * sec["W"][b]).sum()
             out[h, m] = v
     return out
 
 
-def _random_term(rng, n=13, D=24, rank=3, scale=1.7, constant_dim=True):
-    layout = DenseLayout(D, rank)
+def _random_term(rng, n=13, D=24, scale=1.7, constant_dim=True):
+    layout = DenseLayout(D)
     theta = rng.normal(size=layout.size)
     mean = rng.normal(size=D)
     std = rng.uniform(0.2, 2.0, size=D)
@@ -99,21 +97,20 @@ def test_dense_scores_equal_numpy_formula():
 
 
 def test_dense_gradient_is_the_derivative():
-    """The update direction is d dense / d theta: exact for the linear sections, and equal
-    to central differences for the tensor (degree 2 in each of U, V, W jointly)."""
+    """The update direction is d dense / d theta, equal to central differences."""
     rng = np.random.default_rng(1)
-    term, vectors, _, _ = _random_term(rng, n=9, D=8, rank=2, constant_dim=False)
+    term, vectors, _, _ = _random_term(rng, n=9, D=8, constant_dim=False)
     z = term.standardise(vectors)
     heads = np.array([0, 3, 3, 7, 2], dtype=np.int64)
     mods = np.array([3, 1, 5, 2, 9], dtype=np.int64)
     sign = np.array([1.0, 1.0, -1.0, -1.0, 1.0])
-    B, R = term.layout.buckets, term.layout.rank
+    B = term.layout.buckets
 
     def f(theta):
-        return dense_arc_sum(z, theta, B, R, term.pf, heads, mods, sign)
+        return dense_arc_sum(z, theta, B, term.pf, heads, mods, sign)
 
     g = np.zeros_like(term.theta)
-    dense_arc_gradient(z, term.theta, B, R, term.pf, heads, mods, sign, g)
+    dense_arc_gradient(z, B, term.pf, heads, mods, sign, g)
     eps = 1e-6
     num = np.empty_like(g)
     for i in range(g.shape[0]):
@@ -138,29 +135,10 @@ HAND = """# text = The old dog barked loudly .
 """
 
 
-def _naive_higher(z, sec, pf, heads, order):
-    """The sibling and grandparent dense scores of a tree (module docstring), with NumPy."""
-    N = len(heads)
-    t = 0.0
-    for h in range(N):
-        for d, side in ((0, range(h - 1, 0, -1)), (1, range(h + 1, N))):
-            mods = [m for m in side if heads[m] == h]
-            if order >= 1:
-                for s, m in zip(mods[:-1], mods[1:], strict=True):
-                    t += pf * (sec["sib"][d] * z[s] * z[m]).sum()
-            g = heads[h] if h > 0 else -1
-            if order == 2 and g > 0:
-                c = 2 * (g < h) + d
-                t += sum(pf * (sec["grand"][c] * z[g] * z[m]).sum() for m in mods)
-    return t
-
-
-@pytest.mark.parametrize("higher", [False, True], ids=["arc", "all"])
 @pytest.mark.parametrize("order", [0, 1, 2])
-def test_part_scores_equal_sparse_plus_dense(order, higher):
+def test_part_scores_equal_sparse_plus_dense(order):
     """With the dense term, every tree's score from the part table is w . phi(tree) plus
-    theta . f(tree) (the linear sections: exactly the features the update adds), and the
-    sibling and grandparent sections add the NumPy formula's score."""
+    theta . f(tree) (exactly the features the update adds)."""
     s = read_sentence(HAND)
     v = Vocabularies.build([s])
     e = v.encode(s)
@@ -168,12 +146,9 @@ def test_part_scores_equal_sparse_plus_dense(order, higher):
     e.vectors = rng.normal(size=(e.n, 16))
     bits = 14
     w = rng.normal(size=1 << bits)
-    layout = DenseLayout(16, 0, higher=higher)
+    layout = DenseLayout(16)
     term = DenseArcs(2, np.zeros(16), np.ones(16), 2.0, layout, rng.normal(size=layout.size))
     N = e.n + 1
-    arc_only = DenseArcs(2, np.zeros(16), np.ones(16), 2.0, DenseLayout(16, 0),
-                         term.theta[:DenseLayout(16, 0).size])
-    z = term.sentence(e)
     keep = all_arcs(N)
     pt = build_parts(e, keep, w, bits, order, term)
     plain = build_parts(e, keep, w, bits, order)
@@ -185,8 +160,6 @@ def test_part_scores_equal_sparse_plus_dense(order, higher):
         for gi in range(pt.gp_len[h]):
             if pt.gp[pt.gp_off[h] + gi] >= 0:
                 gpos[h, pt.gp[pt.gp_off[h] + gi]] = gi
-    with_arcs = build_parts(e, keep, w, bits, order, arc_only)
-    extras = []
     for heads in (np.asarray(s.heads, dtype=np.int64), np.array([0, 2, 4, 2, 0, 4, 5]),
                   np.array([0, 0, 1, 1, 1, 3, 3])):
         score = _primal_score(pt.part_arrays(), heads, gpos)
@@ -197,15 +170,10 @@ def test_part_scores_equal_sparse_plus_dense(order, higher):
         phi = np.zeros(1 << bits)
         update(phi, np.zeros(1 << bits), 0.0, idx, 1.0)
         learner = DenseLearner(term)
-        f, margin = learner.difference(e, mods, np.zeros_like(mods), only, gpar, gpar, order)
+        f, margin = learner.difference(e, mods, np.zeros_like(mods), only)
         assert margin == pytest.approx(float(f @ term.theta), abs=1e-9)
         assert score == pytest.approx(phi @ w + f @ term.theta, abs=1e-9)
-        extra = _naive_higher(z, layout.split(term.theta), term.pf, heads, order) if higher \
-            else 0.0
-        extras.append(extra)
-        plain_score = _primal_score(with_arcs.part_arrays(), heads, gpos)
-        assert score == pytest.approx(plain_score + extra, abs=1e-9)
-    assert all(x != 0.0 for x in extras[::2]) if higher and order else not any(extras)
+        assert f.any()
 
 
 def _synthetic_with_vectors(n, seed, D=12):
@@ -223,11 +191,10 @@ def _synthetic_with_vectors(n, seed, D=12):
     return tr, vocab, enc
 
 
-@pytest.mark.parametrize("model,parts", [("sib", "arc"), ("gs", "all")])
-def test_lazy_average_of_dense_parameters_equals_eager_average(model, parts):
+@pytest.mark.parametrize("model", ["sib", "gs"])
+def test_lazy_average_of_dense_parameters_equals_eager_average(model):
     tr, vocab, enc = _synthetic_with_vectors(40, 5)
-    cfg = ModelConfig(model=model, bits=14, pruner_bits=14, dense_layer=2, dense_rank=2,
-                      dense_scale=2.0, dense_parts=parts)
+    cfg = ModelConfig(model=model, bits=14, pruner_bits=14, dense_layer=2, dense_scale=2.0)
     trainer = Trainer(cfg, vocab, pruner=None)
     trainer.dense = DenseLearner.start(cfg, [e.vectors for e in enc], seed=0)
     heads = [np.asarray(s.heads, dtype=np.int64) for s in tr]
@@ -243,9 +210,7 @@ def test_lazy_average_of_dense_parameters_equals_eager_average(model, parts):
             steps += 1
         trainer.epoch += 1
     moved = trainer.dense.scorer.layout.split(trainer.dense.theta - start)
-    assert all(np.abs(moved[k]).sum() > 0 for k in ("head", "mod", "prod", "U", "V", "W"))
-    assert set(moved) == ({"head", "mod", "prod", "U", "V", "W"}
-                          | ({"sib", "grand"} if parts == "all" else set()))
+    assert set(moved) == {"head", "mod", "prod"}
     assert all(np.abs(moved[k]).sum() > 0 for k in moved)
     np.testing.assert_allclose(trainer.dense_scorer().theta, total / steps, rtol=0, atol=1e-9)
     np.testing.assert_allclose(trainer.averaged(), total_w / steps, rtol=0, atol=1e-9)
@@ -293,32 +258,42 @@ def test_dense_component_round_trip_and_checks(tmp_path):
     with pytest.raises(ModelError, match="format version"):
         DenseArcs.from_component({**meta, "version": 99}, arrays)
     with pytest.raises(ModelError, match="corrupt"):
-        DenseArcs.from_component(meta, {k: v for k, v in arrays.items() if k != "W"})
+        DenseArcs.from_component(meta, {k: v for k, v in arrays.items() if k != "prod"})
     with pytest.raises(ModelError, match="corrupt"):
-        DenseArcs.from_component({**meta, "rank": 4}, arrays)
+        DenseArcs.from_component(meta, {**arrays, "sib": np.zeros((2, 24), np.float16)})
 
 
-def test_dense_component_with_sibling_and_grandparent_sections():
+def test_retired_dense_parts_are_refused_naming_their_patch():
+    """A model file written before the low-rank tensor and the sibling and grandparent
+    sections were retired loads where it holds them off (rank 0: empty U, V, W), and is
+    refused, naming the patch, where it holds them; so are the settings and a checkpoint."""
     rng = np.random.default_rng(3)
-    layout = DenseLayout(24, 2, higher=True)
-    term = DenseArcs(3, rng.normal(size=24), rng.uniform(0.5, 2, size=24), 2.0, layout,
-                     rng.normal(size=layout.size))
+    term, vectors, _, _ = _random_term(rng)
     meta, arrays = term.to_component()
-    assert meta["version"] == 2 and arrays["sib"].shape == (2, 24)
-    assert arrays["grand"].shape == (4, 24)
-    back = DenseArcs.from_component(meta, arrays)
-    assert back.layout == layout
-    np.testing.assert_array_equal(back.theta, term.theta.astype(np.float16))
-    # the sections cannot be dropped or invented by the version number
-    with pytest.raises(ModelError, match="corrupt"):
-        DenseArcs.from_component({**meta, "version": 1}, arrays)
-    with pytest.raises(ModelError, match="corrupt"):
-        DenseArcs.from_component(meta, {k: v for k, v in arrays.items() if k != "grand"})
-    # and the model's configuration must say the same as the component
-    comp = type("C", (), {"meta": meta, "arrays": arrays})
-    assert model_dense_term(comp, 3, 3, "all").layout.higher
-    with pytest.raises(ModelError, match="dense_parts='arc'"):
-        model_dense_term(comp, 3, 3, "arc")
+    empty = {"U": np.zeros((0, 24), np.float16), "V": np.zeros((0, 24), np.float16),
+             "W": np.zeros((BUCKETS, 0), np.float16)}
+    old = DenseArcs.from_component({**meta, "rank": 0}, {**arrays, **empty})
+    np.testing.assert_array_equal(old.theta, term.theta.astype(np.float16))
+    patch = "dense-tensor-and-higher-parts.patch"
+    for bad_meta, bad in (({**meta, "rank": 2}, {"U": np.ones((2, 24)), "V": np.ones((2, 24)),
+                                                  "W": np.ones((BUCKETS, 2))}),
+                          ({**meta, "version": 2}, {"sib": np.ones((2, 24)),
+                                                    "grand": np.ones((4, 24))})):
+        with pytest.raises(ModelError, match=patch):
+            DenseArcs.from_component(bad_meta, {**arrays, **bad})
+    for field, value in (("dense_rank", 2), ("dense_parts", "all")):
+        with pytest.raises(ConfigError, match=patch):
+            ModelConfig.from_dict({"model": "gs", "dense_layer": 3, field: value})
+    off = ModelConfig.from_dict({"model": "gs", "dense_layer": 3, "dense_rank": 0,
+                                 "dense_parts": "arc"})
+    assert off == ModelConfig.from_dict({"model": "gs", "dense_layer": 3})
+    learner = DenseLearner(term)
+    state_meta, state_arrays = learner.state()
+    for extra in ({"rank": 0, "higher": False}, {}):
+        back = DenseLearner.from_state({**state_meta, **extra}, state_arrays)
+        np.testing.assert_array_equal(back.theta, term.theta)
+    with pytest.raises(ConfigError, match=patch):
+        DenseLearner.from_state({**state_meta, "rank": 2}, state_arrays)
 
 
 # ---------------------------------------------------------------------------------------
@@ -330,7 +305,7 @@ def test_dense_model_trains_saves_loads_and_resumes(tmp_path):
     tr = synthetic.sentences(50, seed=7)
     te = synthetic.sentences(20, seed=8)
     kw = dict(model="gs", bits=14, pruner_bits=12, seed=4, progress=False, pruner_folds=2,
-              tokenizer=False, labeler_epochs=0, dense_layer=2, dense_rank=2)
+              tokenizer=False, labeler_epochs=0, dense_layer=2)
     full = train(tr, None, epochs=3, checkpoint=tmp_path / "a.ckpt.npz", **kw)
     train(tr, None, epochs=1, checkpoint=tmp_path / "b.ckpt.npz", **kw)
     resumed = train(tr, None, epochs=3, checkpoint=tmp_path / "b.ckpt.npz", resume=True, **kw)
@@ -343,7 +318,7 @@ def test_dense_model_trains_saves_loads_and_resumes(tmp_path):
     p = load(tmp_path / "m.npz")
     mem = Parser(full)
     a, b = p.engine, mem.engine
-    assert a.dense is not None and a.dense.layout == DenseLayout(384, 2)
+    assert a.dense is not None and a.dense.layout == DenseLayout(384)
     for s in te[:5]:
         e = p.model.vocab.encode(s)
         assert e.vectors.shape == (s.n, 384)

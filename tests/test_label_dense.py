@@ -26,7 +26,7 @@ D = 8
 
 
 def _term(scale=3.0):
-    layout = DenseLayout(D, 0)
+    layout = DenseLayout(D)
     return DenseArcs(3, np.zeros(D), np.ones(D), scale, layout, np.zeros(layout.size))
 
 

@@ -17,7 +17,7 @@ D = 6
 
 
 def _term(rng):
-    layout = DenseLayout(D, 0)
+    layout = DenseLayout(D)
     return DenseArcs(3, np.zeros(D), np.ones(D), 3.0, layout, rng.normal(size=layout.size) * 0.3)
 
 
@@ -27,7 +27,7 @@ def _log_lik(base, z, term, heads):
     s = base.copy()
     from depparse.features.dense import add_dense_scores
 
-    add_dense_scores(z, term.theta, BUCKETS, 0, term.pf, np.ones((N, N), dtype=bool), s)
+    add_dense_scores(z, term.theta, BUCKETS, term.pf, np.ones((N, N), dtype=bool), s)
     trees = all_trees(N - 1, single_root=True)
     m = np.arange(1, N)
     tot = np.array([s[t[1:], m].sum() for t in trees])
@@ -62,7 +62,7 @@ def test_fresh_term_is_zero_and_linear():
     rng = np.random.default_rng(1)
     t = _term(rng)
     f = fresh_pruner_dense(t)
-    assert f.layout == DenseLayout(D, 0) and not f.theta.any()
+    assert f.layout == DenseLayout(D) and not f.theta.any()
     assert np.array_equal(f.mean, t.mean) and np.array_equal(f.std, t.std) and f.scale == t.scale
 
 

@@ -803,8 +803,7 @@ def build_parts(enc, keep, w, bits, order, dense=None, on=None, bigrams=False):
     order : int
         0 arcs only, 1 bigram siblings, 2 grandparent + siblings.
     dense : depparse.features.dense.DenseArcs, optional
-        Dense contextual scores, added to the kept arcs' scores and, for models with
-        ``dense_parts = "all"``, to the sibling and grandparent transitions (models with
+        Dense contextual scores, added to the kept arcs' scores (models with
         ``dense_layer``; Lei et al. 2014).
     on : uint8 array, optional
         Template switches (:func:`template_switches`; default: every template).
@@ -826,7 +825,6 @@ def build_parts(enc, keep, w, bits, order, dense=None, on=None, bigrams=False):
                      table.hb_off, table.hb)
     if dense is not None:
         dense.add_scores(enc, keep, arc)
-        dense.add_tables(enc, table, order)
     return table
 
 

@@ -146,8 +146,7 @@ class Engine:
         tag = model.components.get("tagger")
         self.tagger = None if tag is None else Tagger.from_component(tag)
         self.dense = model_dense_term(model.components.get("dense"), model.config.dense_layer,
-                                      0 if model.vocab is None else model.vocab.vector_layer,
-                                      model.config.dense_parts)
+                                      0 if model.vocab is None else model.vocab.vector_layer)
         self.learned = model_network(model.components.get("network"),
                                      model.config.learned_scale)
         # the network's UPOS and DEPREL views, multiplied into the tagger's and the labeler's

@@ -181,10 +181,10 @@ class Trainer:
             if self.groups is not None:
                 terms = [(self.groups.record(idx), coef) for idx, coef in terms]
             if dense is not None:  # its gradient and margin join the sparse ones
-                dg, dmargin = dense.difference(enc, gmods, pmods, diff, gpar, ppar, order)
+                dg, dmargin = dense.difference(enc, gmods, pmods, diff)
                 if share > 0.0:  # its arcs are split like the sparse ones (learn/chain.py)
                     dz, mz = dense.difference(enc, pmods, arc_matrix(pchain),
-                                              np.ones(enc.n + 1, dtype=bool), order=0)
+                                              np.ones(enc.n + 1, dtype=bool))
                     dg, dmargin = dg + share * dz, dmargin + share * mz
             if tr.update == "pa":
                 # PA-I: the smallest step that makes gold beat the prediction by its loss

@@ -58,8 +58,8 @@ def _adagrad_step(form, lemma, upos, xpos, prefix, suffix, cluster, feat_ptr, fe
 
 def fresh_pruner_dense(term: DenseArcs) -> DenseArcs:
     """A zero dense term for the pruner with the standardisation of ``term`` (the parser's
-    dense arc term): linear sections only (rank 0), its own parameters."""
-    layout = DenseLayout(term.layout.dim, 0)
+    dense arc term), its own parameters."""
+    layout = DenseLayout(term.layout.dim)
     return DenseArcs(term.layer, term.mean, term.std, term.scale, layout, np.zeros(layout.size))
 
 
@@ -73,7 +73,7 @@ def pruner_dense_gradient(z, dense: DenseArcs, mu, heads):
     g[:, 0] = 0.0
     hs, ms = np.nonzero(np.abs(g) > 1e-6)
     grad = np.zeros(dense.theta.shape[0])
-    dense_arc_gradient(z, dense.theta, dense.layout.buckets, 0, dense.pf, hs.astype(np.int64),
+    dense_arc_gradient(z, dense.layout.buckets, dense.pf, hs.astype(np.int64),
                        ms.astype(np.int64), g[hs, ms], grad)
     return grad
 
