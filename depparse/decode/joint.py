@@ -123,6 +123,7 @@ from .dual import (
     GAP_TOL,
     STEP_RULES,
     DualSettings,
+    DualState,
     _dd_init,
     _dd_run,
     _grandparent_slots,
@@ -224,6 +225,7 @@ class JointResult:
     start: _Start | None = None
     dual: np.ndarray | None = None
     primal: np.ndarray | None = None
+    scale: float = 0.0  # the largest magnitude of a finite score (the gap tolerance's)
 
 
 class _Start(NamedTuple):
@@ -239,6 +241,17 @@ class _Start(NamedTuple):
 
 
 # -- Python API --------------------------------------------------------------------------
+
+
+@nb.njit(cache=True)
+def _joint_init(parts, tt, settings, u0, v0, mu0, nu0):
+    """The state of a joint run (:func:`~depparse.decode.dual._dd_init`'s, its gap tolerance
+    relative to the tag scores too) and the tag slave's, in one call."""
+    N = parts.arc.shape[0]
+    st = _dd_init(parts, settings, u0, v0, np.zeros((N, N)))
+    state = DualState(st.tree, st.automata, st.chain, st.steps, st.progress, st.trace,
+                      max(st.scale, _tag_scale(tt)))
+    return state, _tag_init(parts, tt, mu0, nu0)
 
 
 def joint_score(parts: PartTable, tags: TagTable, heads, tau) -> float:
@@ -294,9 +307,7 @@ def joint_decompose(parts: PartTable, tags: TagTable, *, alpha=0.001, max_iter=5
     settings = DualSettings(float(alpha), int(max_iter), bool(single_root), bool(projective),
                             float(tol), STEP_RULES[step_rule], int(patience), int(max_halvings),
                             float(incumbent), float(lam0), False)
-    state = _dd_init(pa, settings, u0, v0, np.zeros((N, N)))
-    state = state._replace(scale=max(state.scale, float(_tag_scale(tt))))
-    ts = _tag_init(pa, tt, mu0, nu0)
+    state, ts = _joint_init(pa, tt, settings, u0, v0, mu0, nu0)
     run_anytime(_dd_run, pa, settings, state, (ts, tt), max_iter=max_iter,
                 time_limit=time_limit, deadline=deadline, chunk=chunk)
     pr, trace, z = state.progress, state.trace, state.automata
@@ -311,7 +322,8 @@ def joint_decompose(parts: PartTable, tags: TagTable, *, alpha=0.001, max_iter=5
                        bool(pr.pruned[0]), not bool(pr.done[0]),
                        _Start(z.ubest.copy(), z.vbest.copy(), ts.mubest.copy(),
                               ts.nubest.copy(), counts, tcounts, iters),
-                       trace.dual[:iters].copy(), trace.primal[:iters].copy())
+                       trace.dual[:iters].copy(), trace.primal[:iters].copy(),
+                       float(state.scale))
 
 
 @dataclass
@@ -376,17 +388,19 @@ def decode_joint(parts: PartTable, tags: TagTable, *, alpha=0.001, budget=BUDGET
     """
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + float(time_limit)
-    # huge scores: scaled by a power of two (exact), as decode_exact does; scaled back below
-    scale = _joint_scale(parts, tags)
-    factor = shrink_factor(scale)
+    kw = dict(alpha=alpha, single_root=single_root, projective=projective, tol=tol)
+    first = dict(max_iter=budget, step_rule="polyak", lam0=root_lam0, patience=root_patience,
+                 deadline=deadline, **kw)
+    r = joint_decompose(parts, tags, **first)
+    # huge scores: scaled by a power of two (exact), as decode_exact does, and run again (the
+    # run measures the scale: no second pass over the tables); scaled back below
+    factor = shrink_factor(r.scale)
     if factor != 1.0:
         parts = dataclasses.replace(parts, arc=parts.arc * factor, tab=parts.tab * factor)
         tags = dataclasses.replace(tags, emit=tags.emit * factor, trans=tags.trans * factor,
                                    dtab=tags.dtab * factor)
-        scale *= factor
-    kw = dict(alpha=alpha, single_root=single_root, projective=projective, tol=tol)
-    r = joint_decompose(parts, tags, max_iter=budget, step_rule="polyak", lam0=root_lam0,
-                        patience=root_patience, deadline=deadline, **kw)
+        r = joint_decompose(parts, tags, **first)
+    scale = r.scale
     t1 = time.perf_counter()
     res = JointExact.of_first_run(r, t1 - t0, tags=r.tags)
     if not (r.certificate or r.timed_out):
@@ -404,15 +418,6 @@ def decode_joint(parts: PartTable, tags: TagTable, *, alpha=0.001, budget=BUDGET
         res.score /= factor
         res.bound /= factor
     return res
-
-
-def _joint_scale(parts: PartTable, tags: TagTable) -> float:
-    """Largest magnitude of a finite score of the joint model (parts and tags)."""
-    return max(float(np.abs(parts.arc[np.isfinite(parts.arc)]).max(initial=0.0)),
-               float(np.abs(parts.tab[np.isfinite(parts.tab)]).max(initial=0.0)),
-               float(np.abs(tags.dtab).max(initial=0.0)),
-               float(np.abs(tags.emit[np.isfinite(tags.emit)]).max(initial=0.0)),
-               float(np.abs(tags.trans).max(initial=0.0)))
 
 
 class _JointSearch:

@@ -60,15 +60,18 @@ def _tag_init(parts, tt, mu0, nu0):
 
 @nb.njit(cache=True)
 def _tag_scale(tt):
+    """Largest magnitude of a finite tag score (emissions, transitions, tag-arc terms): with
+    the parts' (:func:`~depparse.decode.dual._score_scale`), what the gap tolerance is
+    relative to; a forbidden (``-inf``) score is not counted, as there."""
     s = 0.0
     for x in tt.dtab:
-        if abs(x) > s:
+        if x != NEG_INF and abs(x) > s:
             s = abs(x)
     for x in tt.emit:
         if x != NEG_INF and abs(x) > s:
             s = abs(x)
     for x in tt.trans.ravel():
-        if abs(x) > s:
+        if x != NEG_INF and abs(x) > s:
             s = abs(x)
     return s
 
