@@ -338,11 +338,11 @@ class JointExact(ProvedResult):
     tags: np.ndarray = field(kw_only=True)
 
 
-def _branch_tag(tags: TagTable, ok, start: _Start):
+def _branch_tag(tags: TagTable, word, ok, start: _Start):
     """``(key, c)``: the candidate to split on (where the chain ``tau``, the automata's own
     tags ``a`` and the modifier copies ``b`` differ most over the node's iterations), or None
-    when every word has a single allowed candidate."""
-    word = np.repeat(np.arange(tags.N), np.diff(tags.ptr))
+    when every word has a single allowed candidate; ``word[c]``: the word of candidate ``c``
+    (computed once per search)."""
     free_word = np.bincount(word[ok], minlength=tags.N) >= 2
     free = ok & free_word[word]
     if not free.any():
@@ -439,7 +439,7 @@ class _JointSearch:
 
     def children(self, space, start):
         arc, ok = space
-        tk = _branch_tag(self.tags, ok, start)
+        tk = _branch_tag(self.tags, self.word, ok, start)
         ak = _arc_key(arc, start, self.parts.grandparents)
         if tk is None and ak is None:
             return None
