@@ -26,7 +26,8 @@ from depparse.errors import ConfigError
 from depparse.features import templates as T
 from depparse.features.bigrams import chain_features, hb_features
 from depparse.features.hashing import dot
-from depparse.features.parts import ALL_TEMPLATES, all_arcs, build_parts, template_switches
+from depparse.features.parts import ALL_TEMPLATES, all_arcs, template_switches
+from depparse.features.scoring import SparseScorer, build_parts, score
 from depparse.inference.parser import Parser
 from depparse.learn.perceptron import Trainer
 from depparse.learn.updates import update, weighted_stats
@@ -255,6 +256,14 @@ def test_bigram_table_and_chain_features_describe_the_same_model(hand):
     np.fill_diagonal(keep, False)
     pt = build_parts(e, keep, w, bits, 2, bigrams=True)
     assert pt.bigrams and pt.hb.shape == ((N - 2) * (N - 1) * (N - 1),)
+
+    class Nothing:  # a scorer that adds nothing, so that the sparse one adds instead of fills
+        def add(self, batch, tables):
+            pass
+
+    added = score([(e, keep)], [Nothing(), SparseScorer(w, bits, 2)], 2, bigrams=True)[0]
+    for a, b in ((added.arc, pt.arc), (added.tab, pt.tab), (added.hb, pt.hb)):
+        assert np.array_equal(a, b)  # 0 + x: the very bits of filling in place
     buf = np.empty(64, dtype=np.int64)
     pos = head_positions(pt.hd, pt.hd_off, pt.hd_len)
     checked = 0

@@ -26,7 +26,8 @@ from depparse.features.dense import (
     dense_arc_gradient,
     dense_arc_sum,
 )
-from depparse.features.parts import ALL_TEMPLATES, all_arcs, build_parts, structure_features
+from depparse.features.parts import ALL_TEMPLATES, all_arcs, structure_features
+from depparse.features.scoring import build_parts
 from depparse.inference.parser import Parser
 from depparse.learn.dense_training import DenseLearner
 from depparse.learn.perceptron import Trainer, gold_structure

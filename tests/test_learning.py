@@ -19,12 +19,12 @@ from depparse.features import templates as T
 from depparse.features.parts import (
     ALL_TEMPLATES,
     arc_features,
-    build_parts,
     parser_templates,
     sib_features,
     structure_features,
     template_switches,
 )
+from depparse.features.scoring import build_parts
 from depparse.inference.parser import Parser
 from depparse.learn.perceptron import Trainer, gold_structure
 from depparse.learn.updates import diff_stats, update

@@ -452,6 +452,61 @@ def test_part_table_holds_sparse_plus_learned_scores(tiny):
     assert np.isneginf(with_net.arc[~keep]).all()
 
 
+def test_a_batchs_tables_are_the_sum_of_their_scorers(tiny):
+    """score(batch, scorers) for a batch of sentences: every table is the sum of each
+    scorer's terms alone (each adds, none overwrites); the network's term of the sentences
+    with no outputs attached comes from one forward pass over the batch and equals
+    factor * scale * log P(h | m) of each sentence alone (to the BLAS's round-off,
+    tests/blas_rows.py); with outputs attached, it is those outputs' bits."""
+    from depparse.features.scoring import NetworkScorer, empty_tables, score
+
+    _, parser, dev = tiny
+    eng, net = parser.engine, parser.learned
+    encs = [parser.model.vocab.encode(s) for s in dev[:6]]
+    assert len({e.n for e in encs}) > 1  # sentences of different lengths share the pass
+    batch = [(e, eng.keep_mask(e)) for e in encs]
+    order, bigrams = eng.order, eng.config.head_bigrams
+    scorers = [s for s in eng.scorers(arc_weight=1.5) if s is not None]
+    assert len(scorers) == 2 + (eng.dense is not None)
+    calls = []
+    real = net.batch_logprobs
+    net.batch_logprobs = lambda es, *a: calls.append(len(es)) or real(es, *a)
+    try:
+        every = score(batch, scorers, order, bigrams)
+        alone = [score(batch, [s], order, bigrams) for s in scorers]
+    finally:
+        del net.batch_logprobs
+    assert calls == [len(encs), len(encs)]  # one forward pass per batch, nothing kept
+    assert all(e.network is None for e in encs)
+    for i, ((enc, keep), t) in enumerate(zip(batch, every, strict=True)):
+        assert np.isneginf(t.arc[~keep]).all()
+        total = sum(a[i].arc[keep] for a in alone)
+        np.testing.assert_allclose(t.arc[keep], total, rtol=1e-12)
+        np.testing.assert_array_equal(t.tab, alone[0][i].tab)  # arcs alone for the others
+        assert not any(a[i].tab.any() for a in alone[1:])
+        r, b = net.represent([net.item(enc)])
+        lp = log_softmax_heads(np, arc_scores(np, net.params, r, b["lengths"]))[0]
+        got = alone[-1][i].arc[keep]
+        np.testing.assert_allclose(got, 1.5 * net.scale * lp[keep].astype(np.float64),
+                                   rtol=SCORE_TOL, atol=SCORE_TOL)
+    # in another order every scorer adds (the sparse one into scratch tables, not in place):
+    # the same sums to rounding
+    backwards = score(batch, scorers[::-1], order, bigrams)
+    for (enc, keep), t, b in zip(batch, every, backwards, strict=True):
+        np.testing.assert_allclose(b.arc[keep], t.arc[keep], rtol=1e-12, atol=1e-12)
+        assert np.isneginf(b.arc[~keep]).all()
+        np.testing.assert_array_equal(b.tab, t.tab)
+    net.attach(encs[:2])  # attached outputs are read as they are
+    try:
+        t = score(batch[:2], [NetworkScorer(net, 1.5)], order, bigrams)
+        for (enc, keep), ti in zip(batch[:2], t, strict=True):
+            assert np.array_equal(ti.arc[keep], (1.5 * net.scale) * enc.network[0][keep])
+    finally:
+        net.detach(encs)
+    with pytest.raises(ValueError, match="kept arcs of shape"):
+        empty_tables([(encs[0], next(k for e, k in batch if e.n != encs[0].n))], order)
+
+
 def test_decoding_with_learned_scores_equals_brute_force(tiny):
     """Dual decomposition + branch and bound on tables with learned scores finds the best
     tree of all (brute force over every single-root tree, n <= 6; compared by score)."""

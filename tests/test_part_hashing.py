@@ -20,7 +20,6 @@ from depparse.features.parts import (
     WordArrays,
     all_arcs,
     arc_features,
-    build_parts,
     grand_features,
     gsib_features,
     parser_templates,
@@ -28,6 +27,7 @@ from depparse.features.parts import (
     sib_features,
     template_switches,
 )
+from depparse.features.scoring import build_parts
 
 BITS = 16
 MASK = (1 << BITS) - 1

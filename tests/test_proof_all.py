@@ -31,7 +31,8 @@ def _extra_arcs(parser, enc, arc_weight):
     if parser.engine.dense is not None:
         parser.engine.dense.add_scores(enc, keep, extra)
     if parser.learned is not None:
-        parser.learned.add_scores(enc, keep, extra, arc_weight)
+        net = parser.learned  # arc_weight * scale * log P(h | m), written out
+        extra[keep] += arc_weight * net.scale * net.arc_logprobs(enc)[keep]
     return extra
 
 

@@ -21,7 +21,7 @@ measured without a gain: ``benchmarks/experiments/patches/README.md``.)
 The parameters are one flat float64 vector ``theta`` (sections :data:`SECTIONS`, laid out by
 :class:`DenseLayout`), so that the trainer's lazy averaging treats them like the sparse
 weights.  The scores are *added* to the part table's arc scores (:func:`add_dense_scores`,
-called by :func:`depparse.features.parts.build_parts`): the decoders see part scores exactly
+called by :class:`depparse.features.scoring.DenseScorer`): the decoders see part scores exactly
 as before.  A model stores them as its component ``"dense"`` (float16 arrays and JSON meta
 with a format version; :meth:`DenseArcs.to_component`).
 """

@@ -41,11 +41,10 @@ from collections import namedtuple
 import numba as nb
 import numpy as np
 
-from ..decode.part_table import PartTable, add_bigrams, build_layout, table_width
+from ..decode.part_table import table_width
 from ..decode.slices import put
 from ..encoding.ids import END, START
 from . import templates as T
-from .bigrams import fill_bigrams
 from .hashing import (
     CFINE,
     CSHIFT,
@@ -63,11 +62,9 @@ from .hashing import (
 )
 
 __all__ = ["ALL_TEMPLATES", "ARC", "SIB", "GRAND", "GSIB", "HB", "FAMILY_NAMES", "FEATURE_SET",
-           "MAX_FEATS", "Weights", "WordArrays", "all_arcs", "arc_features", "build_parts",
-           "fill_scores",
+           "MAX_FEATS", "Weights", "WordArrays", "all_arcs", "arc_features", "fill_scores",
            "grand_features", "gsib_features", "model_families", "parser_templates",
-           "score_all_arcs", "score_arcs",
-           "sib_features", "structure_features", "template_names", "template_switches"]
+           "score_all_arcs", "score_arcs", "sib_features", "structure_features", "template_names", "template_switches"]
 
 # Version of the feature templates.  Weights are only meaningful for the templates they were
 # trained with: change this number whenever a template is added, removed or changed (model
@@ -789,43 +786,6 @@ def structure_features(form, lemma, upos, xpos, prefix, suffix, cluster, feat_pt
                     k = gsib_features(g, h, s, NO_WORD, d, form, upos, mask, on, buf)
                     out, n = _append(out, n, buf, k)
     return out[:n]
-
-
-def build_parts(enc, keep, w, bits, order, dense=None, on=None, bigrams=False):
-    """Score the kept parts of an encoded sentence into a :class:`~depparse.decode.PartTable`.
-
-    Parameters
-    ----------
-    enc : depparse.encoding.Encoded
-    keep : (N, N) bool
-        Kept arcs (pruning).
-    w : float64 array of size ``2**bits``
-    order : int
-        0 arcs only, 1 bigram siblings, 2 grandparent + siblings.
-    dense : depparse.features.dense.DenseArcs, optional
-        Dense contextual scores, added to the kept arcs' scores (models with
-        ``dense_layer``; Lei et al. 2014).
-    on : uint8 array, optional
-        Template switches (:func:`template_switches`; default: every template).
-    bigrams : bool
-        Also score the head bigrams of the kept arcs (``gsh`` models;
-        :mod:`depparse.decode.head_bigrams`).
-    """
-    N = enc.n + 1
-    cand, cand_off, cand_len, gp, gp_off, gp_len, tab_off, size = build_layout(keep, order == 2)
-    arc = np.empty((N, N))
-    tab = np.zeros(size) if order == 0 else np.empty(size)  # order 0: no transition scores
-    table = PartTable(arc, cand, cand_off, cand_len, gp, gp_off, gp_len, tab, tab_off, order == 2)
-    weights = Weights(w, np.uint64((1 << bits) - 1), ALL_TEMPLATES if on is None else on)
-    fill_scores(WordArrays(*enc.arrays()), weights, order, keep, table.part_arrays())
-    if bigrams:
-        add_bigrams(table, keep)
-        fill_bigrams(*enc.arrays(), w, np.uint64((1 << bits) - 1),
-                     ALL_TEMPLATES if on is None else on, table.hd, table.hd_off, table.hd_len,
-                     table.hb_off, table.hb)
-    if dense is not None:
-        dense.add_scores(enc, keep, arc)
-    return table
 
 
 def all_arcs(N):

@@ -39,7 +39,8 @@ from ..encoding.minilm import one_blas_thread, word_vectors
 from ..errors import UsageError
 from ..features.dense import DenseArcs, model_dense_term
 from ..features.label_dense import LabelDense
-from ..features.parts import all_arcs, build_parts, template_switches
+from ..features.parts import all_arcs, template_switches
+from ..features.scoring import DenseScorer, NetworkScorer, SparseScorer, score
 from ..features.tag_arcs import tag_arc_table
 from ..model import Model
 from ..network.biaffine import model_network
@@ -343,21 +344,27 @@ class Engine:
 
     def part_table(self, enc, keep=None, weights=None, dense=None, arc_weight=1.0):
         """The scored parts (:class:`~depparse.decode.part_table.PartTable`) of an encoded sentence
-        over its candidate arcs (``keep``, computed by :meth:`keep_mask` when not given);
-        ``weights`` and ``dense`` replace the model's parser weights and dense arc term.
-        The learned network's arc scores (models with ``learned_scale``;
-        :mod:`depparse.network.biaffine`) are added to the kept arcs last, times
-        ``arc_weight`` (1: as in training; parsing passes :attr:`arc_weight` or
-        :attr:`arc_weight_given`)."""
+        over its candidate arcs (``keep``, computed by :meth:`keep_mask` when not given):
+        :func:`~depparse.features.scoring.score` with :meth:`scorers`.  ``weights`` and
+        ``dense`` replace the model's parser weights and dense arc term.  The learned
+        network's arc scores (models with ``learned_scale``; :mod:`depparse.network.biaffine`)
+        are added last, times ``arc_weight`` (1: as in training; parsing passes
+        :attr:`arc_weight` or :attr:`arc_weight_given`)."""
         if keep is None:
             keep = self.keep_mask(enc)
-        w = self.w if weights is None else weights
-        table = build_parts(enc, keep, w, self.config.bits, self.order,
-                            self.dense if dense is None else dense, self.templates_on,
-                            self.config.head_bigrams)
-        if self.learned is not None:
-            self.learned.add_scores(enc, keep, table.arc, arc_weight)
-        return table
+        return score([(enc, keep)], self.scorers(weights, dense, arc_weight), self.order,
+                     self.config.head_bigrams)[0]
+
+    def scorers(self, weights=None, dense=None, arc_weight=1.0) -> list:
+        """The model's scorers of the part tables, in the order they add
+        (:mod:`depparse.features.scoring`): the sparse weights (``weights`` in their place),
+        the dense arc term (``dense`` in its place) and the learned network's arc term times
+        ``arc_weight``, each where the model has it."""
+        dense = self.dense if dense is None else dense
+        return [SparseScorer(self.w if weights is None else weights, self.config.bits,
+                             self.order, self.templates_on),
+                None if dense is None else DenseScorer(dense),
+                None if self.learned is None else NetworkScorer(self.learned, arc_weight)]
 
     # -- decoding --------------------------------------------------------------------------
     def decode(self, enc, keep=None, max_iter=None, single_root=None, weights=None,

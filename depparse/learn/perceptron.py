@@ -42,7 +42,8 @@ from ..encoding.minilm import batch_word_vectors
 from ..encoding.vocab import Vocabularies
 from ..errors import CheckpointError, ConfigError, InputWarning, TrainingDataError
 from ..features.dense import DenseArcs
-from ..features.parts import build_parts, model_families, structure_features, template_switches
+from ..features.parts import model_families, structure_features, template_switches
+from ..features.scoring import DenseScorer, NetworkScorer, SparseScorer, score
 from ..inference.engine import Engine, tree_decoder
 from ..model import Component, Model, atomic_savez
 from ..network.biaffine import Network
@@ -143,11 +144,12 @@ class Trainer:
         mask = np.uint64((1 << cfg.bits) - 1)
         gmods, gpar = gold_structure(heads)
         dense = self.dense
-        parts = build_parts(enc, keep, self.w, cfg.bits, order,
-                            None if dense is None else dense.scorer, self.templates_on,
-                            cfg.head_bigrams)
-        if self.learned is not None:  # the network's scores, fixed, beside the sparse ones
-            self.learned.add_scores(enc, keep, parts.arc)
+        # the network's scores, fixed, beside the sparse ones (the parser's scorers, their order)
+        parts = score([(enc, keep)], [
+            SparseScorer(self.w, cfg.bits, order, self.templates_on),
+            None if dense is None else DenseScorer(dense.scorer),
+            None if self.learned is None else NetworkScorer(self.learned)],
+            order, cfg.head_bigrams)[0]
         if tr.loss_aug > 0:
             # cost-augmented decoding: every wrong arc looks better by loss_aug, so the update
             # happens until the gold tree wins by a margin (Hamming loss)

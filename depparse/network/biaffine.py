@@ -25,7 +25,7 @@ by ``Q``; absent without it).  ``L`` BiLSTM layers give
 
 and the part table receives ``scale * log P(h | m)``, the log-softmax of ``s(., m)`` over the
 candidate heads of ``m`` (all words and the root), for every kept arc
-(:meth:`Network.add_scores`).  Labels: ``s(y | h, m) = [b^dep_m ; 1] U_y [b^head_h ; 1]``
+(:class:`depparse.features.scoring.NetworkScorer`).  Labels: ``s(y | h, m) = [b^dep_m ; 1] U_y [b^head_h ; 1]``
 (Dozat and Manning Eq. 8 with the bias terms folded in); tags: ``V r_i + c``.
 
 The functions take the array module ``xp`` (NumPy here; ``jax.numpy`` in
@@ -613,12 +613,6 @@ class Network:
         h = np.maximum(np.asarray(heads, dtype=np.int64), 0)  # the root's -1
         ls = numpy_label_scores(self.params, r, h, self._lab_U2)
         return _log_softmax(ls).astype(np.float64)
-
-    def add_scores(self, enc, keep, arc, factor=1.0) -> None:
-        """``arc[h, m] += factor * scale * log P(h | m)`` for the kept arcs (``factor``: the
-        parse-time weight, ``ModelConfig.learned_arc_weight``; 1 in training)."""
-        lp = self.arc_logprobs(enc)
-        arc[keep] += (factor * self.scale) * lp[keep]
 
     def difference(self, enc, gold_mods, pred_mods, only) -> float:
         """``scale * (sum of log P over gold arcs - over predicted arcs)`` of the automata
