@@ -10,7 +10,7 @@ Parsing files (:func:`iter_parse_files`, ``depparse parse --scheduler ADDRESS``)
     tags and parses its bytes into a shard file of its own, written to a temporary name and
     renamed, then its meta file (the counts).  The parser is sent to every worker once
     (``broadcast=True``).  The client holds the shard list (also saved as ``plan.json``) and
-    the counts, and yields the shards in order as they complete, for joining
+    the counts, and yields the shards in file order, for joining
     (:class:`~depparse.shards.Joiner`).  A worker that dies mid-shard makes the scheduler run
     its shards again elsewhere; the new run writes the same shard file again, so nothing is
     lost and nothing duplicated.  Bad input is returned by the task (not raised, so not
@@ -21,10 +21,10 @@ Parsing sentences (:func:`parse_distributed`, the Python API)
     A list of sentences held by the caller is cut into shards of consecutive sentences;
     each shard is one task, sent with its sentences.  The
     parser is scattered to every worker once (``broadcast=True``, so losing a worker loses
-    no copy that the others need).  Results are put in place by shard index, so the output
+    no copy that the others need).  Results are taken in shard order, so the output
     is in input order and identical to a local run; a worker that dies mid-run only makes
     the scheduler run its shards again elsewhere: no sentence is lost, none is duplicated
-    (each shard fills its own slot, exactly once).  A result that was on its way from the
+    (each shard's result is taken exactly once).  A result that was on its way from the
     dead worker may arrive only after the cluster's connect timeout
     (``distributed.comm.timeouts.connect``, 30 s by default), when the scheduler gives up on
     that worker and runs the shard again.
@@ -56,6 +56,10 @@ Training (:func:`train_distributed`, ``depparse train --scheduler ADDRESS``)
     :func:`depparse.learn.perceptron.train`, and the result does not depend on which worker
     ran which shard.  Workers send back only the touched weights (sparse).
 
+Both parsing paths run their tasks through the one executor
+(:func:`~depparse.inference.executor.map_in_order` on a :class:`DaskBackend`), as ``--jobs``
+and the server run theirs on a process pool.
+
 ``client_or_address`` may be a :class:`distributed.Client`, a scheduler address
 (``"tcp://127.0.0.1:8786"``), or, for :func:`train_distributed` only, ``None``: the shards
 then run one after the other in this process (same result, for tests and debugging).
@@ -64,6 +68,7 @@ then run one after the other in this process (same result, for tests and debuggi
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import logging
 import os
@@ -76,10 +81,11 @@ import numpy as np
 from .api import load
 from .atomic import atomic_output
 from .errors import ConfigError, SchedulerError, require_extra
+from .inference.executor import map_in_order
 from .inference.parallel import warmup
 from .inference.parser import Parser
 
-__all__ = ["SchedulerError", "connect", "iter_parse_files", "parse_distributed",
+__all__ = ["DaskBackend", "SchedulerError", "connect", "iter_parse_files", "parse_distributed",
            "train_distributed"]
 
 log = logging.getLogger(__name__)
@@ -115,11 +121,34 @@ def _nthreads(client):
     return max(1, sum(client.nthreads().values()))
 
 
+class DaskBackend:
+    """The one executor's backend (:mod:`depparse.inference.executor`) on a Dask cluster:
+    each chunk a task, ``retries`` times tried again where it raised (a worker's death does
+    not count: the scheduler runs its tasks again elsewhere by itself), keyed
+    ``{prefix}-{i}`` for the ``i``-th chunk; ``window`` tasks in flight (None: every one)."""
+
+    def __init__(self, client, prefix, retries=3, window=None):
+        self.client, self.prefix, self.retries, self.window = client, prefix, retries, window
+        self._count = itertools.count()
+
+    def submit(self, fn, *args):
+        # the future is held by map_in_order alone: once its result is taken, the workers may
+        # drop the result; a task still running when the map stops is cancelled there
+        return self.client.submit(fn, *args, pure=False, retries=self.retries,
+                                  key=f"{self.prefix}-{next(self._count)}")
+
+    def died(self, error) -> bool:
+        return False  # the scheduler reruns a dead worker's tasks: nothing is lost
+
+    def close(self, stop: bool = False) -> None:
+        pass  # the cluster is the caller's (connect)
+
+
 # ---------------------------------------------------------------------------------------
 # parsing
 
 
-def _parse_shard(parser, shard, kw):
+def _parse_shard(parser, kw, shard):
     """Worker task: ``(heads, rels, ParseResult)`` of every sentence of a shard."""
     out = []
     for s in shard:
@@ -134,8 +163,6 @@ def iter_parse_distributed(parser_or_model_path, sentences, client_or_address, *
     """Like :func:`parse_distributed`, but yields ``(Sentence, ParseResult)`` in input order
     as soon as the shards before them are done (for writing the output while parsing)."""
     require_extra("distributed", "dask", "a Dask cluster (--scheduler)")
-    from distributed import as_completed
-
     if isinstance(parser_or_model_path, Parser):
         parser = parser_or_model_path
     else:
@@ -152,39 +179,21 @@ def iter_parse_distributed(parser_or_model_path, sentences, client_or_address, *
         if shard_size is None:
             shard_size = max(1, min(256, -(-n // (8 * _nthreads(client)))))
         bounds = [(a, min(n, a + shard_size)) for a in range(0, n, shard_size)]
-        token = uuid.uuid4().hex[:12]
         pf = client.scatter(parser, broadcast=True, hash=False)
-        futures = [client.submit(_parse_shard, pf, sentences[a:b], kw, pure=False,
-                                 retries=retries, key=f"depparse-parse-{token}-{i}")
-                   for i, (a, b) in enumerate(bounds)]
-        index = {f.key: i for i, f in enumerate(futures)}
-        slots: list = [None] * len(bounds)
-        next_out = 0
+        tasks = DaskBackend(client, f"depparse-parse-{uuid.uuid4().hex[:12]}", retries)
+        shards = (sentences[a:b] for a, b in bounds)
         try:
-            for f, res in as_completed(futures, with_results=True, loop=client.loop):
-                i = index[f.key]
-                if slots[i] is not None:  # pragma: no cover - a key completes once
-                    continue
-                futures[i] = None  # released below: the workers may drop the result
-                a, b = bounds[i]
-                if len(res) != b - a:  # pragma: no cover
-                    raise RuntimeError(f"shard {i} returned {len(res)} results for {b - a} "
-                                       "sentences")
-                slots[i] = res
-                f.release()
+            for i, (shard, res) in enumerate(map_in_order(tasks, _parse_shard, shards,
+                                                          (pf, kw))):
+                if len(res) != len(shard):  # pragma: no cover
+                    raise RuntimeError(f"shard {i} returned {len(res)} results for "
+                                       f"{len(shard)} sentences")
                 if on_shard is not None:
                     on_shard(i, len(bounds))
-                while next_out < len(bounds) and slots[next_out] is not None:
-                    a, b = bounds[next_out]
-                    for s, (heads, rels, r) in zip(sentences[a:b], slots[next_out],
-                                                   strict=True):
-                        yield s.with_parse(heads, rels), r
-                    slots[next_out] = True  # done: free the results
-                    next_out += 1
+                for s, (heads, rels, r) in zip(shard, res, strict=True):
+                    yield s.with_parse(heads, rels), r
         finally:
-            client.cancel([f for f in futures if f is not None] + [pf])
-        if next_out != len(bounds):  # pragma: no cover
-            raise RuntimeError(f"only {next_out} of {len(bounds)} shards came back")
+            client.cancel([pf])
 
 
 def parse_distributed(parser_or_model_path, sentences, client_or_address, *, max_iter=None,
@@ -370,9 +379,7 @@ def iter_parse_files(parser, inputs, client_or_address, shard_dir, *, kind="conl
         shards before it are done; SchedulerError if the scheduler cannot be reached.
     """
     require_extra("distributed", "dask", "a Dask cluster (--scheduler)")
-    from distributed import as_completed
-
-    from .shards import load_meta, parse_shard, shard_bytes_for
+    from .shards import load_meta, shard_bytes_for
 
     inputs = [str(f) for f in inputs]
     names = list(names) if names is not None else list(inputs)
@@ -406,48 +413,36 @@ def iter_parse_files(parser, inputs, client_or_address, shard_dir, *, kind="conl
         if on_plan is not None:
             on_plan(tasks, len(slots))
         todo = [t for t in tasks if t.index not in slots]
-        futures: dict = {}
-        pf = None
-        if todo:
-            pf = client.scatter(parser, broadcast=True, hash=False)
-            for t in todo:
-                futures[t.index] = client.submit(parse_shard, pf, t, settings, pure=False,
-                                                  retries=retries,
-                                                  key=f"depparse-shard-{token}-{t.index}")
-        index = {f.key: i for i, f in futures.items()}
+        pf = client.scatter(parser, broadcast=True, hash=False) if todo else None
+        # every shard to do in flight at once; the results come back in file order
+        fresh = map_in_order(DaskBackend(client, f"depparse-shard-{token}", retries),
+                             _shard_task, todo, (pf, settings))
         leads: dict = {}
-        first_error = None  # the index of the first shard that found bad input
-        next_out = 0
         try:
-            done = as_completed(list(futures.values()), loop=client.loop)
-            while True:
-                while next_out < len(tasks) and next_out in slots:
-                    t, meta = tasks[next_out], slots.pop(next_out)
-                    if "error" in meta:
-                        raise meta["error"]
-                    if t.start == 0:
-                        leads[t.name] = meta["lead"]
-                    yield t, meta, leads.get(t.name, "")
-                    next_out += 1
-                if next_out >= len(tasks):
-                    break
-                f = next(done)
-                i = index[f.key]
-                if i not in futures:  # cancelled: after a shard with bad input
-                    continue
-                meta = f.result()
-                futures.pop(i)
-                f.release()
-                if on_shard is not None:
-                    on_shard(i, len(tasks))
-                if "error" in meta and (first_error is None or i < first_error):
-                    first_error = i  # the shards after it are not needed
-                    client.cancel([g for j, g in futures.items() if j > i])
-                    for j in [j for j in futures if j > i]:
-                        futures.pop(j)
-                slots[i] = meta
+            for t in tasks:
+                meta = slots.pop(t.index, None)
+                if meta is None:
+                    done, meta = next(fresh)
+                    if done is not t:  # pragma: no cover - map_in_order keeps the order
+                        raise RuntimeError(f"shard {done.index} came back for {t.index}")
+                    if on_shard is not None:
+                        on_shard(t.index, len(tasks))
+                if "error" in meta:  # the first bad input in file order; the rest cancelled
+                    raise meta["error"]
+                if t.start == 0:
+                    leads[t.name] = meta["lead"]
+                yield t, meta, leads.get(t.name, "")
         finally:
-            client.cancel(list(futures.values()) + ([pf] if pf is not None else []))
+            fresh.close()
+            if pf is not None:
+                client.cancel([pf])
+
+
+def _shard_task(parser, settings, task):
+    """Worker task: :func:`~depparse.shards.parse_shard` of one byte-range shard."""
+    from .shards import parse_shard
+
+    return parse_shard(parser, task, settings)
 
 
 # ---------------------------------------------------------------------------------------

@@ -25,21 +25,20 @@ Properties:
   worker that dies (killed, out of memory, segfault) raises :class:`WorkerDiedError`; on
   any error, Ctrl-C or a consumer that stops reading, the pending chunks are cancelled and the
   workers are stopped.
+
+The chunks go through the one executor (:func:`~depparse.inference.executor.map_in_order` on a
+:class:`~depparse.inference.executor.ProcessBackend`), as the server's and Dask's do.
 """
 
 from __future__ import annotations
 
-import collections
 import gc
 import itertools
 import multiprocessing as mp
 import os
-import signal
-import warnings
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 
 from ..conllu import read_sentence
+from .executor import ProcessBackend, map_in_order
 
 __all__ = ["IN_FLIGHT", "WorkerDiedError", "chunk_bounds", "chunk_sizes", "iter_parallel",
            "parse_parallel", "warmup"]
@@ -101,8 +100,6 @@ def chunk_sizes(jobs, chunk_size=None):
 
 
 def _init(parser, kw):
-    # Ctrl-C goes to the whole process group: the parent alone handles it (and stops us).
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if parser is not None:  # not inherited through fork
         _STATE.update(parser=parser, kw=kw)
 
@@ -123,16 +120,6 @@ def _rebuild(s, heads, rels, tags):
     if tags:
         s = s.with_tags(**tags)
     return s.with_parse(heads, rels)
-
-
-def _stop_workers(ex):
-    """Terminate the pool's processes (after an error or Ctrl-C; never on success)."""
-    procs = getattr(ex, "_processes", None) or {}
-    for p in list(procs.values()):
-        try:
-            p.terminate()
-        except (OSError, AttributeError, ValueError):
-            pass
 
 
 def _died(chunk) -> WorkerDiedError:
@@ -203,49 +190,22 @@ def iter_parallel(parser, items, jobs, kw, chunk_size=None, start_method=None):
         gc.freeze()
     else:
         initargs = (parser, kw)
-    ex = ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context(start_method),
-                             initializer=_init, initargs=initargs)
+    pool = ProcessBackend(jobs, mp.get_context(start_method), _init, initargs,
+                          window=IN_FLIGHT * jobs)
     ok = False
-    pending: collections.deque = collections.deque()
     try:
-        limit = IN_FLIGHT * jobs
-        for chunk in itertools.chain(chunks, [None]):
-            if chunk is not None:
-                with warnings.catch_warnings():
-                    # JAX (imported where a learned network was trained in this process)
-                    # warns at every fork that its threads may deadlock the child; the
-                    # workers never call JAX (they run the network in NumPy), so the
-                    # warning does not apply to them
-                    warnings.filterwarnings("ignore", message=r"os\.fork\(\) was called",
-                                            category=RuntimeWarning)
-                    try:
-                        future = ex.submit(_work, chunk)
-                    except BrokenProcessPool:  # a worker died before this chunk was sent
-                        raise _died(pending[0][0] if pending else chunk) from None
-                pending.append((chunk, future))
-                if len(pending) < limit:
-                    continue
-            while pending and (chunk is None or len(pending) >= limit):
-                done, future = pending.popleft()
-                try:
-                    res = future.result()
-                except BrokenProcessPool:
-                    raise _died(done) from None
-                if len(res) != len(done):  # pragma: no cover - a bug, not bad input
-                    raise RuntimeError(f"a chunk of {len(done)} sentences came back with "
-                                       f"{len(res)} results")
-                for (s, _), (heads, rels, tags, r) in zip(done, res, strict=True):
-                    yield _rebuild(s, heads, rels, tags), r
+        for done, res in map_in_order(pool, _work, chunks, on_died=_died):
+            if len(res) != len(done):  # pragma: no cover - a bug, not bad input
+                raise RuntimeError(f"a chunk of {len(done)} sentences came back with "
+                                   f"{len(res)} results")
+            for (s, _), (heads, rels, tags, r) in zip(done, res, strict=True):
+                yield _rebuild(s, heads, rels, tags), r
         ok = True
     finally:
         if fork:
             _STATE.clear()
             gc.unfreeze()
-        if not ok:
-            for _, f in pending:
-                f.cancel()
-            _stop_workers(ex)
-        ex.shutdown(wait=True, cancel_futures=True)
+        pool.close(stop=not ok)
 
 
 def parse_parallel(parser, sentences, jobs, kw, chunk_size=None, start_method=None):

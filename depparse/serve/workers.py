@@ -44,14 +44,12 @@ import json
 import logging
 import multiprocessing as mp
 import os
-import signal
 import warnings
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
 from ..conllu import iter_words, read_conllu, write_conllu
 from ..errors import DepparseError, InputWarning, ModelError
+from ..inference.executor import ProcessBackend
 from ..viewer import proof_badge, sentence_html, tree_from_sentence
 from .preload import _load
 from .protocol import Job, RequestError
@@ -106,7 +104,7 @@ class Answer:
 
 
 def _init(models: dict[str, str]) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's to handle
+    # Ctrl-C is the server's to handle (the executor's pool ignores it in its workers)
     from .preload import LOADED  # forked from the fork server: its models, loaded
 
     try:
@@ -329,16 +327,16 @@ class Workers:
         self.capabilities: dict = {}
         self.restarts = 0
         self.slots = Slots(self.jobs)
-        self._ex: ProcessPoolExecutor | None = None
+        self._ex: ProcessBackend | None = None
 
-    def _new_pool(self) -> ProcessPoolExecutor:
+    def _new_pool(self) -> ProcessBackend:
         if "forkserver" in mp.get_all_start_methods():
             ctx = mp.get_context("forkserver")
             _start_fork_server(ctx, self.models)
         else:
             ctx = mp.get_context("spawn")
-        return ProcessPoolExecutor(self.jobs, mp_context=ctx, initializer=_init,
-                                   initargs=(self.models,))
+        # Slots, not the backend's window, decides how many tasks are in the pool
+        return ProcessBackend(self.jobs, ctx, _init, (self.models,))
 
     async def start(self) -> None:
         """Start the processes and wait until each has loaded the models."""
@@ -351,7 +349,7 @@ class Workers:
 
     def close(self) -> None:
         if self._ex is not None:
-            self._ex.shutdown(wait=True, cancel_futures=True)
+            self._ex.close()
             self._ex = None
 
     async def _call(self, fn, *args, words: int = 0):
@@ -359,16 +357,16 @@ class Workers:
         await self.slots.acquire(long)
         ex = self._ex
         try:
-            try:  # off the event loop: starting a worker waits for the fork server's fork
-                future = await asyncio.to_thread(ex.submit, fn, *args)
-            except (EOFError, ConnectionError) as e:  # the fork server died
-                raise BrokenProcessPool(str(e)) from e
+            # off the event loop: starting a worker waits for the fork server's fork
+            future = await asyncio.to_thread(ex.submit, fn, *args)
             return await asyncio.wrap_future(future)
-        except BrokenProcessPool:
+        except Exception as e:
+            if not ex.died(e):
+                raise
             if ex is self._ex:  # the first to notice starts a new pool
                 log.error("a worker process died; starting the workers afresh")
                 self.restarts += 1
-                ex.shutdown(wait=False, cancel_futures=True)
+                ex.close(wait=False)
                 self._ex = self._new_pool()
             raise WorkerDied("a worker process died while parsing this request (killed or "
                              "out of memory); the request was not parsed") from None
