@@ -74,7 +74,7 @@ import logging
 import os
 import time
 import uuid
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 
 import numpy as np
 
@@ -140,6 +140,9 @@ class DaskBackend:
     def died(self, error) -> bool:
         return False  # the scheduler reruns a dead worker's tasks: nothing is lost
 
+    def cancel(self, futures) -> None:
+        self.client.cancel(list(futures))  # one message to the scheduler
+
     def close(self, stop: bool = False) -> None:
         pass  # the cluster is the caller's (connect)
 
@@ -183,15 +186,15 @@ def iter_parse_distributed(parser_or_model_path, sentences, client_or_address, *
         tasks = DaskBackend(client, f"depparse-parse-{uuid.uuid4().hex[:12]}", retries)
         shards = (sentences[a:b] for a, b in bounds)
         try:
-            for i, (shard, res) in enumerate(map_in_order(tasks, _parse_shard, shards,
-                                                          (pf, kw))):
-                if len(res) != len(shard):  # pragma: no cover
-                    raise RuntimeError(f"shard {i} returned {len(res)} results for "
-                                       f"{len(shard)} sentences")
-                if on_shard is not None:
-                    on_shard(i, len(bounds))
-                for s, (heads, rels, r) in zip(shard, res, strict=True):
-                    yield s.with_parse(heads, rels), r
+            with closing(map_in_order(tasks, _parse_shard, shards, (pf, kw))) as done:
+                for i, (shard, res) in enumerate(done):
+                    if len(res) != len(shard):  # pragma: no cover
+                        raise RuntimeError(f"shard {i} returned {len(res)} results for "
+                                           f"{len(shard)} sentences")
+                    if on_shard is not None:
+                        on_shard(i, len(bounds))
+                    for s, (heads, rels, r) in zip(shard, res, strict=True):
+                        yield s.with_parse(heads, rels), r
         finally:
             client.cancel([pf])
 
@@ -221,7 +224,8 @@ def parse_distributed(parser_or_model_path, sentences, client_or_address, *, max
         Times a shard whose task raised is tried again (a worker's death does not count:
         the scheduler reschedules its tasks by itself).
     on_shard : callable, optional
-        ``on_shard(shard_index, n_shards)`` after each shard came back (progress; tests).
+        ``on_shard(shard_index, n_shards)`` as each shard's results are taken, in shard
+        order (progress; tests).
 
     Returns
     -------
@@ -364,7 +368,8 @@ def iter_parse_files(parser, inputs, client_or_address, shard_dir, *, kind="conl
     on_plan : callable, optional
         ``on_plan(tasks, done)`` once the plan is known (``done``: shards complete already).
     on_shard : callable, optional
-        ``on_shard(index, n_shards)`` when a shard came back (tests, progress).
+        ``on_shard(index, n_shards)`` as each shard parsed here is taken, in file order
+        (tests, progress).
 
     Yields
     ------
@@ -427,7 +432,9 @@ def iter_parse_files(parser, inputs, client_or_address, shard_dir, *, kind="conl
                         raise RuntimeError(f"shard {done.index} came back for {t.index}")
                     if on_shard is not None:
                         on_shard(t.index, len(tasks))
-                if "error" in meta:  # the first bad input in file order; the rest cancelled
+                # the first bad input in file order, once the shards before it are done;
+                # the shards after it, in flight until then, are cancelled (fresh.close())
+                if "error" in meta:
                     raise meta["error"]
                 if t.start == 0:
                     leads[t.name] = meta["lead"]

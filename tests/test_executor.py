@@ -80,12 +80,29 @@ def test_an_error_is_raised_in_its_chunks_place():
     assert got == _chunks(20)[:2]  # the chunks before the bad one, and none after it
 
 
+def test_the_first_window_is_submitted_at_the_call():
+    backend = _Counting(3)
+    it = map_in_order(backend, _slow_square, iter(_chunks(30)), (0.0,))
+    assert backend.submitted == 3  # before anything is taken: the workers start at once
+    every = _Counting(None)
+    map_in_order(every, _slow_square, iter(_chunks(30)), (0.0,))
+    assert every.submitted == len(_chunks(30))
+    it.close()
+
+
 def test_a_consumer_that_stops_cancels_the_chunks_in_flight():
     backend = _Counting(4)
     it = map_in_order(backend, _slow_square, _chunks(30), (0.0,))
     next(it)
     it.close()
     assert backend.submitted == 4 and backend.cancelled == 3
+    batched = _Counting(4)  # a backend with a cancel hook gets them in one call
+    calls = []
+    batched.cancel = lambda futures: calls.append(len(futures))
+    it = map_in_order(batched, _slow_square, _chunks(30), (0.0,))
+    next(it)
+    it.close()
+    assert calls == [3] and batched.cancelled == 0
 
 
 @needs_fork

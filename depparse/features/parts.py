@@ -64,7 +64,8 @@ from .hashing import (
 __all__ = ["ALL_TEMPLATES", "ARC", "SIB", "GRAND", "GSIB", "HB", "FAMILY_NAMES", "FEATURE_SET",
            "MAX_FEATS", "Weights", "WordArrays", "all_arcs", "arc_features", "fill_scores",
            "grand_features", "gsib_features", "model_families", "parser_templates",
-           "score_all_arcs", "score_arcs", "sib_features", "structure_features", "template_names", "template_switches"]
+           "score_all_arcs", "score_arcs", "sib_features", "structure_features", "template_names",
+           "template_switches"]
 
 # Version of the feature templates.  Weights are only meaningful for the templates they were
 # trained with: change this number whenever a template is added, removed or changed (model

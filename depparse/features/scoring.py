@@ -155,7 +155,8 @@ class NetworkScorer:
 
     A sentence's log-probabilities are its attached outputs (``Encoded.network``, set by
     whoever ran the forward pass over its chunk); those of the batch's other sentences come
-    from one batched forward pass here, used and not kept.
+    from one batched forward pass here (a sentence alone: its own pass,
+    :meth:`~depparse.network.biaffine.Network.arc_logprobs`), used and not kept.
     """
 
     def __init__(self, network, factor=1.0):
@@ -164,7 +165,10 @@ class NetworkScorer:
 
     def add(self, batch, tables) -> None:
         missing = [enc for enc, _ in batch if enc.network is None]
-        fresh = iter(self.network.batch_logprobs(missing) if missing else ())
+        # one sentence alone: its own pass (arc_logprobs, as keep_mask reads it); more: one
+        # pass over them all
+        fresh = iter([self.network.arc_logprobs(missing[0])] if len(missing) == 1
+                     else self.network.batch_logprobs(missing) if missing else ())
         f = self.factor * self.network.scale
         for (enc, keep), t in zip(batch, tables, strict=True):
             lp = next(fresh) if enc.network is None else enc.network[0]

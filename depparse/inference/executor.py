@@ -47,43 +47,63 @@ class Backend(Protocol):
         """Release the workers (``stop``: after an error, stop them now)."""
         ...
 
+    # optional: ``cancel(futures)``, the futures still in flight when a map stops early, in
+    # one call (else each future's own ``cancel()``)
+
 
 def map_in_order(backend: Backend, fn: Callable, chunks: Iterable, args: tuple = (),
                  on_died: Callable | None = None) -> Iterator[tuple]:
     """``(chunk, fn(*args, chunk))`` for each chunk, in the chunks' order (module docstring).
 
+    The first window of chunks (every chunk, where the window is None) is submitted here, at
+    the call, before anything is taken: the workers start while the caller does other work.
     ``on_died(chunk)``: the exception to raise, instead of the backend's own, when a worker
     died; ``chunk`` is the first one not returned.  What ``fn`` raised is raised here as it
     is, in its chunk's place in the order.  The backend is not closed here."""
+    run = _map_in_order(backend, fn, iter(chunks), args, on_died)
+    next(run)  # the first window submitted
+    return run
+
+
+def _map_in_order(backend, fn, chunks, args, on_died):
     window = backend.window
     pending: collections.deque = collections.deque()
+
+    def submit(chunk) -> None:
+        try:
+            pending.append((chunk, backend.submit(fn, *args, chunk)))
+        except BaseException as e:
+            if on_died is not None and backend.died(e):
+                raise on_died(pending[0][0] if pending else chunk) from None
+            raise
+
     ok = False
     try:
-        for chunk in itertools.chain(chunks, [None]):
-            if chunk is not None:
-                try:
-                    future = backend.submit(fn, *args, chunk)
-                except BaseException as e:
-                    if on_died is not None and backend.died(e):
-                        raise on_died(pending[0][0] if pending else chunk) from None
-                    raise
-                pending.append((chunk, future))
-                if window is None or len(pending) < window:
-                    continue
-            while pending and (chunk is None or len(pending) >= window):
-                done, future = pending.popleft()
-                try:
-                    result = future.result()
-                except BaseException as e:
-                    if on_died is not None and backend.died(e):
-                        raise on_died(done) from None
-                    raise
-                yield done, result
+        for chunk in chunks if window is None else itertools.islice(chunks, window):
+            submit(chunk)
+        yield None  # primed: map_in_order returns here
+        while pending:
+            done, future = pending.popleft()
+            try:
+                result = future.result()
+            except BaseException as e:
+                if on_died is not None and backend.died(e):
+                    raise on_died(done) from None
+                raise
+            future = None  # the map keeps no finished future (a cluster may drop its result)
+            yield done, result
+            if window is not None:
+                for chunk in itertools.islice(chunks, 1):  # one out, one in
+                    submit(chunk)
         ok = True
     finally:
-        if not ok:
-            for _, f in pending:
-                f.cancel()
+        if not ok and pending:
+            futures = [f for _, f in pending]
+            if hasattr(backend, "cancel"):
+                backend.cancel(futures)  # in one call (a cluster's round trip)
+            else:
+                for f in futures:
+                    f.cancel()
 
 
 class LocalBackend:
@@ -122,21 +142,24 @@ class ProcessBackend:
     def __init__(self, jobs: int, context, initializer=None, initargs=(), window=None):
         self.jobs = max(1, int(jobs))
         self.window = 3 * self.jobs if window is None else window
+        self._fork = context.get_start_method() == "fork"
         self._pool = ProcessPoolExecutor(self.jobs, mp_context=context,
                                          initializer=_ignore_sigint,
                                          initargs=(initializer, tuple(initargs)))
 
     def submit(self, fn, *args) -> Future:
-        with warnings.catch_warnings():
-            # JAX (imported where a learned network was trained in this process) warns at
-            # every fork that its threads may deadlock the child; the workers never call JAX
-            # (they run the network in NumPy), so the warning does not apply to them
-            warnings.filterwarnings("ignore", message=r"os\.fork\(\) was called",
-                                    category=RuntimeWarning)
-            try:
+        try:
+            if not self._fork:
                 return self._pool.submit(fn, *args)
-            except (EOFError, ConnectionError) as e:  # a fork server that died
-                raise BrokenProcessPool(str(e)) from e
+            with warnings.catch_warnings():
+                # JAX (imported where a learned network was trained in this process) warns
+                # at every fork that its threads may deadlock the child; the workers never
+                # call JAX (they run the network in NumPy), so the warning does not apply
+                warnings.filterwarnings("ignore", message=r"os\.fork\(\) was called",
+                                        category=RuntimeWarning)
+                return self._pool.submit(fn, *args)
+        except (EOFError, ConnectionError) as e:  # a fork server that died
+            raise BrokenProcessPool(str(e)) from e
 
     def died(self, error) -> bool:
         return isinstance(error, BrokenProcessPool)
