@@ -492,7 +492,7 @@ def test_a_batchs_tables_are_the_sum_of_their_scorers(tiny):
     # in another order every scorer adds (the sparse one into scratch tables, not in place):
     # the same sums to rounding
     backwards = score(batch, scorers[::-1], order, bigrams)
-    for (enc, keep), t, b in zip(batch, every, backwards, strict=True):
+    for (_, keep), t, b in zip(batch, every, backwards, strict=True):
         np.testing.assert_allclose(b.arc[keep], t.arc[keep], rtol=1e-12, atol=1e-12)
         assert np.isneginf(b.arc[~keep]).all()
         np.testing.assert_array_equal(b.tab, t.tab)

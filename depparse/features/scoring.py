@@ -27,8 +27,9 @@ order given; the parser's and the trainer's order is sparse, dense, network.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import NamedTuple, Protocol, Sequence
+from typing import NamedTuple, Protocol
 
 import numpy as np
 
@@ -37,7 +38,7 @@ from .bigrams import fill_bigrams
 from .parts import ALL_TEMPLATES, Weights, WordArrays, fill_scores
 
 __all__ = ["DenseScorer", "Item", "NetworkScorer", "Scorer", "SparseScorer", "build_parts",
-           "empty_tables", "score"]
+           "empty_tables", "model_scorers", "score"]
 
 
 class Item(NamedTuple):
@@ -175,6 +176,16 @@ class NetworkScorer:
             t.arc[keep] += f * lp[keep]
 
 
+def model_scorers(w, bits, order, on=None, dense=None, network=None, factor=1.0) -> list:
+    """A model's scorers in the order they add: :class:`SparseScorer` of the weights ``w``
+    (2**bits; ``on`` template switches), :class:`DenseScorer` of the dense arc term ``dense``
+    and :class:`NetworkScorer` of ``network`` times ``factor``, each where given (None in its
+    place otherwise, which :func:`score` skips).  The parser's and the trainer's tables."""
+    return [SparseScorer(w, bits, order, on),
+            None if dense is None else DenseScorer(dense),
+            None if network is None else NetworkScorer(network, factor)]
+
+
 def build_parts(enc, keep, w, bits, order, dense=None, on=None, bigrams=False):
     """The part table of one sentence under sparse weights and, where given, a dense arc
     term: :func:`score` of ``[(enc, keep)]`` with :class:`SparseScorer` and
@@ -183,6 +194,4 @@ def build_parts(enc, keep, w, bits, order, dense=None, on=None, bigrams=False):
     ``w`` (2**bits,) float64; ``order`` 0, 1 or 2; ``on`` template switches; ``bigrams``: also
     the head bigrams of the kept arcs (``gsh`` models, :mod:`depparse.decode.head_bigrams`).
     """
-    return score([(enc, keep)], [SparseScorer(w, bits, order, on),
-                                 None if dense is None else DenseScorer(dense)],
-                 order, bigrams)[0]
+    return score([(enc, keep)], model_scorers(w, bits, order, on, dense), order, bigrams)[0]

@@ -40,7 +40,7 @@ from ..errors import UsageError
 from ..features.dense import DenseArcs, model_dense_term
 from ..features.label_dense import LabelDense
 from ..features.parts import all_arcs, template_switches
-from ..features.scoring import DenseScorer, NetworkScorer, SparseScorer, score
+from ..features.scoring import model_scorers, score
 from ..features.tag_arcs import tag_arc_table
 from ..model import Model
 from ..network.biaffine import model_network
@@ -360,11 +360,9 @@ class Engine:
         (:mod:`depparse.features.scoring`): the sparse weights (``weights`` in their place),
         the dense arc term (``dense`` in its place) and the learned network's arc term times
         ``arc_weight``, each where the model has it."""
-        dense = self.dense if dense is None else dense
-        return [SparseScorer(self.w if weights is None else weights, self.config.bits,
-                             self.order, self.templates_on),
-                None if dense is None else DenseScorer(dense),
-                None if self.learned is None else NetworkScorer(self.learned, arc_weight)]
+        return model_scorers(self.w if weights is None else weights, self.config.bits,
+                             self.order, self.templates_on,
+                             self.dense if dense is None else dense, self.learned, arc_weight)
 
     # -- decoding --------------------------------------------------------------------------
     def decode(self, enc, keep=None, max_iter=None, single_root=None, weights=None,

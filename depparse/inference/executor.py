@@ -24,9 +24,10 @@ import collections
 import itertools
 import signal
 import warnings
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import Callable, Iterable, Iterator, Protocol
+from typing import Protocol
 
 __all__ = ["Backend", "LocalBackend", "ProcessBackend", "map_in_order"]
 

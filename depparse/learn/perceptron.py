@@ -43,7 +43,7 @@ from ..encoding.vocab import Vocabularies
 from ..errors import CheckpointError, ConfigError, InputWarning, TrainingDataError
 from ..features.dense import DenseArcs
 from ..features.parts import model_families, structure_features, template_switches
-from ..features.scoring import DenseScorer, NetworkScorer, SparseScorer, score
+from ..features.scoring import model_scorers, score
 from ..inference.engine import Engine, tree_decoder
 from ..model import Component, Model, atomic_savez
 from ..network.biaffine import Network
@@ -145,11 +145,10 @@ class Trainer:
         gmods, gpar = gold_structure(heads)
         dense = self.dense
         # the network's scores, fixed, beside the sparse ones (the parser's scorers, their order)
-        parts = score([(enc, keep)], [
-            SparseScorer(self.w, cfg.bits, order, self.templates_on),
-            None if dense is None else DenseScorer(dense.scorer),
-            None if self.learned is None else NetworkScorer(self.learned)],
-            order, cfg.head_bigrams)[0]
+        parts = score([(enc, keep)],
+                      model_scorers(self.w, cfg.bits, order, self.templates_on,
+                                    None if dense is None else dense.scorer, self.learned),
+                      order, cfg.head_bigrams)[0]
         if tr.loss_aug > 0:
             # cost-augmented decoding: every wrong arc looks better by loss_aug, so the update
             # happens until the gold tree wins by a margin (Hamming loss)

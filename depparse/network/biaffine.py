@@ -25,8 +25,9 @@ by ``Q``; absent without it).  ``L`` BiLSTM layers give
 
 and the part table receives ``scale * log P(h | m)``, the log-softmax of ``s(., m)`` over the
 candidate heads of ``m`` (all words and the root), for every kept arc
-(:class:`depparse.features.scoring.NetworkScorer`).  Labels: ``s(y | h, m) = [b^dep_m ; 1] U_y [b^head_h ; 1]``
-(Dozat and Manning Eq. 8 with the bias terms folded in); tags: ``V r_i + c``.
+(:class:`depparse.features.scoring.NetworkScorer`).  Labels:
+``s(y | h, m) = [b^dep_m ; 1] U_y [b^head_h ; 1]`` (Dozat and Manning Eq. 8 with the bias
+terms folded in); tags: ``V r_i + c``.
 
 The functions take the array module ``xp`` (NumPy here; ``jax.numpy`` in
 :mod:`depparse.learn.network_training`, which trains the network) and a ``scan`` for the recurrence
