@@ -359,6 +359,47 @@ def test_component_round_trip_and_scores():
     assert back.scale == 2.0 and back.chars == net.chars
 
 
+def test_a_stored_matrix_is_8_bit_within_half_a_step_of_each_weight():
+    """Version 2 of the component: every matrix as int8 codes and a float16 scale per row
+    (the row's largest magnitude / 127), each weight restored within half its row's step;
+    vectors as float16."""
+    from depparse.network.biaffine import restored_params, stored_params
+
+    params = _params(5)
+    params["word"][2] = 0.0  # a zero row: codes 0, restored exactly
+    arrays = stored_params(params)
+    back = restored_params(arrays)
+    assert set(back) == set(params)
+    for k, a in params.items():
+        if a.ndim < 2:
+            assert arrays[f"p.{k}"].dtype == np.float16 and f"q.{k}" not in arrays
+            assert np.array_equal(back[k], a.astype(np.float16).astype(np.float32))
+            continue
+        q, sc = arrays[f"q.{k}"], arrays[f"s.{k}"].astype(np.float32)
+        assert q.dtype == np.int8 and arrays[f"s.{k}"].dtype == np.float16
+        assert sc.shape == a.shape[:-1] + (1,) and int(np.abs(q).max()) <= 127
+        assert np.all(np.abs(back[k] - a) <= 0.5 * sc * (1 + 1e-6) + 1e-12), k
+        assert np.abs(q).max(axis=-1).max() >= 126  # the scale uses the codes' whole range
+    assert not back["word"][2].any()
+    # rounding twice is rounding once: a model file re-saved keeps its bits
+    again = restored_params(stored_params(back))
+    assert all(np.array_equal(again[k], back[k]) for k in back)
+
+
+def test_a_version_1_network_float16_still_reads_and_a_newer_one_is_refused():
+    from depparse.errors import ModelError
+
+    net = Network(SPEC, _params(5), list("abc"), np.zeros(5), np.ones(5), 1.0)
+    meta, arrays = net.to_component()
+    old = {f"p.{k}": v.astype(np.float16) for k, v in net.params.items()}
+    old.update(mean=arrays["mean"], std=arrays["std"])
+    back = Network.from_component(dict(meta, version=1), old)
+    for k, v in net.params.items():
+        assert np.array_equal(back.params[k], v.astype(np.float16).astype(np.float32))
+    with pytest.raises(ModelError, match="format version 3 is not supported"):
+        Network.from_component(dict(meta, version=3), arrays)
+
+
 # -- the learned scores in the part tables, and the whole path ----------------------------
 
 TINY = dict(model="gs", learned_scale=1.0, learned_epochs=3, learned_hidden=8,
