@@ -31,6 +31,7 @@ __all__ = [
     "MissingExtraError",
     "ModelError",
     "NoSpanningTreeError",
+    "ProofWarning",
     "ReportError",
     "SchedulerError",
     "extra_command",
@@ -102,6 +103,11 @@ class ConlluError(DepparseError):
 
 class ConlluWarning(UserWarning):
     """A recoverable deviation in CoNLL-U input (BOM, CRLF); the data is kept as is."""
+
+
+class ProofWarning(UserWarning):
+    """Trees a run could not prove optimal in its time (``--time-limit``): each is the best
+    tree found, marked not proved; the message says what to do."""
 
 
 class InputWarning(UserWarning):

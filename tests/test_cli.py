@@ -223,7 +223,7 @@ def test_prune_flags(syn, tmp_path):
 
 
 def test_bad_flags_exit_2(syn, tmp_path):
-    for args in (["--max-iter", "0"], ["--jobs", "-1"], ["--time-limit", "0"],
+    for args in (["--max-iter", "0"], ["--jobs", "-1"], ["--time-limit", "-1"],
                  ["--prune-threshold", "2"], ["--prune-threshold", "-0.001"],
                  ["--prune-max-heads", "0"]):
         rc, _, err = run_cli(["parse", syn.test, "--model", syn.model, *args])

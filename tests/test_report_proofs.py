@@ -165,6 +165,31 @@ def test_time_limit_gives_unproved_trees_end_to_end(syn, tmp_path):
     assert all(s["optimal"] == (s["proof"] is not None) for s in sents)
     assert rep["summary"]["proved"] == len(sents) - len(timed)
     assert f"{len(timed)} stopped by --time-limit" in err
+    # and a warning says what the unproved trees are and what to do
+    assert (f"warning: {len(timed)} sentence{'s' if len(timed) > 1 else ''} not proved "
+            "within --time-limit (1e-09 s a sentence)") in err
+    assert "--time-limit 0 proves every tree" in err
+    # --time-limit 0: no limit, every tree proved, no warning
+    rc, out, err = run_cli(["parse", inp, "-o", tmp_path / "o0.conllu", "--time-limit", "0",
+                            "--report", rep_path, "--jobs", "1"])
+    assert rc == 0, err
+    rep = json.loads(rep_path.read_text())
+    assert rep["summary"]["proved"] == len(rep["sentences"])
+    assert "not proved within" not in err and "stopped by --time-limit" not in err
+
+
+def test_a_sentence_is_bounded_in_time_by_default_and_0_lifts_the_bound():
+    """Without --time-limit a sentence's decoding stops after PROOF_SECONDS (a model saved
+    before the bound existed stored None, read as the bound); 0 is no limit."""
+    from depparse.config import PROOF_SECONDS, DecodeConfig
+
+    assert DecodeConfig().time_limit == PROOF_SECONDS > 0
+    old = DecodeConfig.from_dict({**DecodeConfig().to_dict(), "time_limit": None})
+    assert old.time_limit == PROOF_SECONDS
+    assert DecodeConfig.from_dict({"time_limit": 5.0}).time_limit == 5.0
+    d = DecodeConfig()
+    assert d.seconds() == PROOF_SECONDS and d.seconds(2.5) == 2.5
+    assert d.seconds(0) is None and DecodeConfig(time_limit=0).seconds() is None
 
 
 def test_first_budget_grows_with_the_sentence():

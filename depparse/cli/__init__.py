@@ -27,6 +27,7 @@ from ..errors import (
     DepparseError,
     InputWarning,
     MissingExtraError,
+    ProofWarning,
     UsageError,
     require_extra,
 )
@@ -282,6 +283,7 @@ def main(argv=None):
         warnings.showwarning = _warn
         warnings.simplefilter("default", ConlluWarning)
         warnings.simplefilter("default", InputWarning)
+        warnings.simplefilter("default", ProofWarning)
         try:
             check_extras(args)
             COMMANDS[args.command](args)

@@ -304,6 +304,7 @@ class Run:
             warnings.warn("--joint: the tagger predicted the UPOS of no sentence (the input "
                           "has UPOS), so no tags were decoded jointly; give --retag to decode "
                           "them jointly anyway", InputWarning, stacklevel=1)
+        self.counts.time_limit_warning(self.parser.decoding.seconds(self.kw["time_limit"]))
         if not args.quiet:
             before = Counts(state["counts"]) if state is not None else None
             print(f"depparse: {self.counts.summary(seconds, before)}", file=sys.stderr)

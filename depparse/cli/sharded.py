@@ -236,6 +236,7 @@ def _join(run, iter_parse_files, parsed, folder, fingerprint):
         run.report = None
     run.progress.clear()
     run.watch.done()
+    run.counts.time_limit_warning(run.parser.decoding.seconds(run.kw["time_limit"]))
     if not args.quiet:
         summary = run.counts.summary(seconds)
         if before.get("done"):

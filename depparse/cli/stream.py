@@ -17,10 +17,11 @@ import hashlib
 import io
 import os
 import sys
+import warnings
 from collections import Counter, deque
 
 from ..atomic import PARTIAL_SUFFIX
-from ..errors import UsageError
+from ..errors import ProofWarning, UsageError
 
 __all__ = ["Counts", "Reader", "StdoutSink", "check_same", "count_of", "file_columns", "file_stat",
            "first_sentences", "prefix_digest", "settings_of", "silence_stdout",
@@ -134,6 +135,17 @@ class Counts:
         return (f"tree and UPOS decoded jointly in {count_of(self.joint, 'sentence')}: "
                 f"{self.tags_changed:,} UPOS changed from the tagger's in "
                 f"{count_of(self.joint_changed, 'sentence')}")
+
+    def time_limit_warning(self, seconds):
+        """Warn (:class:`~depparse.errors.ProofWarning`) when ``--time-limit`` (``seconds``
+        per sentence) stopped sentences before their proofs closed; nothing otherwise."""
+        if not self.timed_out:
+            return
+        limit = f" ({seconds:g} s a sentence)" if seconds else ""
+        warnings.warn(f"{count_of(self.timed_out, 'sentence')} not proved within --time-limit"
+                      f"{limit}: each tree is the best one found, marked not proved (the "
+                      "report's optimal: false); --time-limit 0 proves every tree, however "
+                      "long it takes", ProofWarning, stacklevel=2)
 
     def summary(self, seconds, before=None):
         """The summary line; ``before``: the counts a resumed run started from.  The sentences,

@@ -389,8 +389,9 @@ class Engine:
         trace : bool
             Keep the per-iteration dual/primal/recomputed traces and the best-tree history.
         time_limit : float, optional
-            Anytime decoding: seconds for the sentence; then the best tree so far, marked not
-            proved.
+            Anytime decoding: seconds for the sentence (default: the model's decoding setting,
+            :data:`~depparse.config.PROOF_SECONDS`; 0: no limit); then the best tree so far,
+            marked not proved.
 
         With the model's ``proof`` setting (the default), a sentence that dual decomposition
         (``solver``) has not certified after :meth:`~depparse.config.DecodeConfig.first_budget`
@@ -516,11 +517,11 @@ class Engine:
 
     def _limits(self, max_iter, single_root, time_limit):
         """``(single_root, max_iter, time_limit)`` of a decoding: the arguments given, else
-        the model's decoding settings."""
+        the model's decoding settings (``time_limit`` None: no limit, for a 0 given)."""
         d = self.decoding
         single = d.single_root if single_root is None else bool(single_root)
         K = d.max_iter if max_iter is None else int(max_iter)
-        return single, K, d.time_limit if time_limit is None else time_limit
+        return single, K, d.seconds(time_limit)
 
     def labels(self, enc, heads, predicted=False, weight=None):
         """The DEPREL strings of the tree ``heads`` of an encoded sentence, as parsing labels

@@ -88,7 +88,9 @@ class Parser:
         single_root : bool, optional
             Default True (UD).
         time_limit : float, optional
-            Seconds per sentence for dual decomposition (anytime decoding).
+            Seconds per sentence for its decoding and proof (anytime decoding: then the best
+            tree so far, marked not proved); default the model's setting,
+            :data:`~depparse.config.PROOF_SECONDS`; 0: no limit.
         jobs : int
             Worker processes (:mod:`.parallel`); the output is identical to ``jobs=1``.
         threads : int, optional
