@@ -11,12 +11,15 @@ sv_talbanken train on dev (bias tuned on held-out dev text) and report on test.
 With ``--syntok PYTHON`` (an interpreter with ``syntok`` installed) the library candidate
 syntok is measured on the same texts (``benchmarks/tokenizer_syntok.py``).
 
-``--no-gap-stage`` measures the character classifier alone (no word-level second stage).
+``--no-gap-stage`` measures the character classifier alone (no word-level second stage);
+``--no-spaces`` a tokenizer whose tokens end at every space even where the training words
+hold spaces (vi_vtb: what depparse did before tokens could go on across a space).
 
 Usage::
 
     python benchmarks/tokenizer_experiments.py [--bits 20] [--epochs 8] [--seeds 3]
-        [--no-gap-stage] [--gap-seeds 3] [--syntok PY] [--out benchmarks/results/tokenizer.md]
+        [--no-gap-stage] [--no-spaces] [--gap-seeds 3] [--syntok PY]
+        [--out benchmarks/results/tokenizer.md]
         [treebank ...]
 """
 
@@ -78,12 +81,16 @@ def main(argv=None) -> None:
                     help="no word-level second stage: the character classifier ends sentences")
     ap.add_argument("--seeds", type=int, default=3, help="character classifiers averaged")
     ap.add_argument("--gap-seeds", type=int, default=3, help="second stages averaged")
+    ap.add_argument("--no-spaces", action="store_true",
+                    help="tokens end at every space, even where the training words hold spaces")
     ap.add_argument("--syntok", help="a Python interpreter with syntok installed")
     ap.add_argument("--out", help="write the Markdown table here too")
     a = ap.parse_args(argv)
     root = corpora_dir()
     opts = {"bits": a.bits, "epochs": a.epochs, "gap_stage": not a.no_gap_stage,
             "seeds": a.seeds, "gap_seeds": a.gap_seeds}
+    if a.no_spaces:
+        opts["spaces"] = False
     rows = ["| treebank | trained on | evaluated on | system | Tokens | Words | Sentences | "
             "words/s | size |", "|---|---|---|---|---|---|---|---|---|"]
 

@@ -33,7 +33,7 @@ import numpy as np
 from .hashing import mix
 
 __all__ = ["INSIDE", "N_CLASSES", "N_FEATURES", "PARAGRAPH", "SENTENCE_END", "SPACE",
-           "TOKEN_END", "char_classes", "char_table", "position_features", "prepare",
+           "TOKEN_END", "bridges", "char_classes", "char_table", "position_features", "prepare",
            "score_positions"]
 
 #: Decision labels after a character.
@@ -151,6 +151,28 @@ def prepare(paragraphs: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     lens = np.array([len(p) + 1 for p in paragraphs], dtype=np.int64)
     starts = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64)
     return codes, low, starts
+
+
+def bridges(codes: np.ndarray, low: np.ndarray) -> np.ndarray:
+    """Where a token may go on across a space: after a character that one U+0020 space and
+    then a character follow (not a run of whitespace, a tab or a line break), for tokenizers
+    of writing systems whose words hold spaces (Vietnamese writes a space between the
+    syllables of a word).
+
+    Parameters
+    ----------
+    codes, low : numpy.ndarray of int32
+        As :func:`prepare` returns them.
+
+    Returns
+    -------
+    numpy.ndarray of bool, one per position.
+    """
+    out = np.zeros(codes.shape[0], dtype=bool)
+    if codes.shape[0] > 2:
+        solid = (low != SPACE) & (low != PARAGRAPH)
+        out[:-2] = solid[:-2] & (codes[1:-1] == 32) & solid[2:]
+    return out
 
 
 @nb.njit(cache=True)

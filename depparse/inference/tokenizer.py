@@ -10,8 +10,10 @@ UDPipe's tokenizer (Straka, Hajič and Straková 2016, LREC, Sec. 4.2):
    tabs included) is one space, and control characters count as whitespace;
 2. after every character a linear classifier over hashed character features
    (:mod:`depparse.features.chars`) decides: the token goes on, the token ends, or the token
-   and the sentence end; whitespace always ends a token, no token ends inside a URL or an
-   e-mail address (:data:`URL`), and a paragraph always ends a sentence;
+   and the sentence end; whitespace always ends a token (but in a tokenizer trained on words
+   that hold spaces, Vietnamese's, where one space between two characters may be inside a
+   word, and the classifier decides there too), no token ends inside a URL or an e-mail
+   address (:data:`URL`), and a paragraph always ends a sentence;
 3. a second, word-level classifier (:mod:`depparse.features.boundaries`, in models that have
    one) decides, token by token from left to right, whether a sentence ends after it, from
    the character classifier's margin there, the words and shapes around the gap and the
@@ -51,6 +53,7 @@ from ..features.chars import (
     SENTENCE_END,
     SPACE,
     TOKEN_END,
+    bridges,
     char_classes,
     char_table,
     prepare,
@@ -59,13 +62,16 @@ from ..features.chars import (
 from . import textfile
 from .textfile import iter_text_batches
 
-__all__ = ["FORMAT", "Gaps", "TextPosition", "URL", "VERSION", "Tokenizer", "apply_case",
-           "read_text", "split_paragraphs"]
+__all__ = ["FORMAT", "Gaps", "SPACES_VERSION", "TextPosition", "URL", "VERSION", "Tokenizer",
+           "apply_case", "read_text", "split_paragraphs"]
 
 #: ``meta["format"]`` of the tokenizer component.
 FORMAT = "depparse-tokenizer"
-#: ``meta["version"]`` this code reads (2: the word-level second stage).
+#: ``meta["version"]`` of a tokenizer whose tokens end at every space (2: the word-level
+#: second stage); :data:`SPACES_VERSION` where tokens may go on across a space
+#: (``meta["spaces_in_tokens"]``, Vietnamese).  This code reads both.
 VERSION = 2
+SPACES_VERSION = 3
 
 #: URLs and e-mail addresses: never cut inside, and cut after unless whitespace or a period
 #: follows (a trailing ``.,;:!?'`` or bracket is no part of the match).  In the six
@@ -273,11 +279,15 @@ class Tokenizer:
         them the character classifier decides where sentences end.
     gap_threshold : float, optional
         A sentence ends after a token whose second-stage score exceeds it; default 0.
+    spaces : bool, optional
+        A token may go on across one space between two characters, where the character
+        classifier says so (:func:`~depparse.features.chars.bridges`; for writing systems
+        whose words hold spaces, Vietnamese); default False: whitespace always ends a token.
     """
 
     def __init__(self, weights: np.ndarray, mwt: dict[str, list[str]], max_words: int = 250,
                  sentence_bias: float = 0.0, gap_weights: np.ndarray | None = None,
-                 gap_threshold: float = 0.0):
+                 gap_threshold: float = 0.0, spaces: bool = False):
         bits = int(weights.shape[0]).bit_length() - 1
         if weights.ndim != 2 or weights.shape != (1 << bits, 3):
             raise ModelError(f"tokenizer weights have shape {weights.shape}, expected "
@@ -299,6 +309,7 @@ class Tokenizer:
             self.gap_weights = np.ascontiguousarray(gap_weights, dtype=np.float32)
             self.gap_bits = gb
         self.gap_threshold = float(gap_threshold)
+        self.spaces = bool(spaces)
 
     @classmethod
     def from_component(cls, component: Any) -> Tokenizer:
@@ -323,7 +334,11 @@ class Tokenizer:
             If the component is not a tokenizer of a version this code reads.
         """
         meta = component.meta
-        check_component(meta, FORMAT, VERSION, "tokenizer")
+        spaces = isinstance(meta, dict) and meta.get("version") == SPACES_VERSION
+        check_component(meta, FORMAT, SPACES_VERSION if spaces else VERSION, "tokenizer")
+        if spaces != bool(meta.get("spaces_in_tokens")):
+            raise ModelError("the model's tokenizer component: version 3 and "
+                             "spaces_in_tokens go together")
         w = component.arrays.get("weights")
         if w is None:
             raise ModelError("the model's tokenizer component has no weights")
@@ -335,7 +350,7 @@ class Tokenizer:
         return cls(np.asarray(w), mwt, int(meta.get("max_words", 250)),
                    float(meta.get("sentence_bias", 0.0)),
                    None if threshold is None else np.asarray(gw),
-                   0.0 if threshold is None else float(threshold))
+                   0.0 if threshold is None else float(threshold), spaces=spaces)
 
     # -- segmentation -----------------------------------------------------------------------
 
@@ -363,12 +378,13 @@ class Tokenizer:
                     sc[a + m.end() - 1, INSIDE] = -np.inf  # a bracket or comma after it
         nxt = np.append(low[1:], PARAGRAPH)
         nxt_space = (nxt == SPACE) | (nxt == PARAGRAPH)
-        margin = sc[:, SENTENCE_END] - np.where(nxt_space, sc[:, TOKEN_END],
+        forced = nxt_space & ~bridges(codes, low) if self.spaces else nxt_space
+        margin = sc[:, SENTENCE_END] - np.where(forced, sc[:, TOKEN_END],
                                                 np.maximum(sc[:, TOKEN_END], sc[:, INSIDE]))
-        # a token ends before whitespace or where ending it scores best; the bias only tells
-        # a sentence end from a token end
-        is_end = nxt_space | (np.maximum(sc[:, TOKEN_END], sc[:, SENTENCE_END])
-                              > sc[:, INSIDE])
+        # a token ends before whitespace (but where it may go on across a space) or where
+        # ending it scores best; the bias only tells a sentence end from a token end
+        is_end = forced | (np.maximum(sc[:, TOKEN_END], sc[:, SENTENCE_END])
+                           > sc[:, INSIDE])
         sent = sc[:, SENTENCE_END] + np.float32(self.sentence_bias) > sc[:, TOKEN_END]
         label = np.where(is_end, np.where(sent, SENTENCE_END, TOKEN_END), INSIDE)
         label[nxt == PARAGRAPH] = SENTENCE_END

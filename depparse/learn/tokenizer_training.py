@@ -39,13 +39,14 @@ from ..features.chars import (
     SENTENCE_END,
     SPACE,
     TOKEN_END,
+    bridges,
     char_classes,
     char_table,
     position_features,
     prepare,
     score_positions,
 )
-from ..inference.tokenizer import FORMAT, VERSION, Tokenizer
+from ..inference.tokenizer import FORMAT, SPACES_VERSION, VERSION, Tokenizer
 from ..model import Component
 
 # a comment that starts a paragraph: "# newpar", "# newpar id = ...", "# newdoc ...", in any
@@ -53,8 +54,24 @@ from ..model import Component
 # .txt files; "# newdoc_id" does not count there, so not here)
 _NEW_PARAGRAPH = re.compile(r"new(par|doc)(\s|$)", re.IGNORECASE)
 
-__all__ = ["boundary_f1", "sentence_tokens", "train_tokenizer", "treebank_paragraphs",
-           "treebank_text"]
+__all__ = ["SPACE_SHARE", "boundary_f1", "sentence_tokens", "space_share", "train_tokenizer",
+           "treebank_paragraphs", "treebank_text"]
+
+#: A tokenizer learns tokens that go on across a space (:func:`depparse.features.chars.
+#: bridges`) where at least this share of the training tokens holds one.  Of the shared
+#: treebanks only vi_vtb's do (22.4% of its training tokens: Vietnamese writes a space between
+#: a word's syllables); every other has none.
+SPACE_SHARE = 0.01
+
+
+def space_share(sentences: Iterable[Sentence]) -> float:
+    """The share of the tokens (multiword tokens counted once) whose form holds whitespace."""
+    n = spaced = 0
+    for s in sentences:
+        for form, _, _ in sentence_tokens(s):
+            n += 1
+            spaced += any(c.isspace() for c in form)
+    return spaced / n if n else 0.0
 
 
 def sentence_tokens(s: Sentence) -> list[tuple[str, bool, list[str] | None]]:
@@ -96,8 +113,9 @@ def treebank_paragraphs(sentences: Sequence[Sentence]) -> list[tuple[str, np.nda
     Raises
     ------
     TrainingDataError
-        If a token has whitespace inside (it could never be produced) — reported with the
-        file and line of its sentence.
+        If a sentence's text does not spell its tokens (whitespace aside) — reported with the
+        file and line of the sentence.  Whitespace inside a token (Vietnamese words) stays -1;
+        the character before it is INSIDE.
     """
     paras: list[tuple[list[str], list[int]]] = []
     cur_text: list[str] = []
@@ -161,8 +179,9 @@ def mwt_dictionary(sentences: Iterable[Sentence], min_share: float = 0.5) -> dic
 
 
 @nb.njit(cache=True)
-def _epoch(tab, labels, order, w, u, t, bits):
-    """One perceptron pass over the positions ``order``; returns (steps, errors)."""
+def _epoch(tab, labels, bridge, order, w, u, t, bits):
+    """One perceptron pass over the positions ``order``; returns (steps, errors).  Before a
+    space a token ends, unless ``bridge`` there (then all three decisions are open)."""
     buf = np.empty(N_FEATURES, dtype=np.int64)
     mask = (1 << bits) - 1
     errors = 0
@@ -172,7 +191,7 @@ def _epoch(tab, labels, order, w, u, t, bits):
         y = labels[i]
         if y < 0 or tab[i + 1, 0] == PARAGRAPH:
             continue
-        lo = TOKEN_END if tab[i + 1, 0] == SPACE else INSIDE
+        lo = TOKEN_END if tab[i + 1, 0] == SPACE and not bridge[i] else INSIDE
         k = position_features(tab, i, buf, mask)
         best = lo
         for c in range(lo, N_CLASSES):
@@ -217,16 +236,18 @@ def _pieces(paras: list[tuple[str, np.ndarray]], max_sentences: int = 40, glued=
     return out
 
 
-def _fit(pieces, epochs: int, bits: int, seeds: Sequence[int], verbose: bool) -> np.ndarray:
+def _fit(pieces, epochs: int, bits: int, seeds: Sequence[int], verbose: bool,
+         spaces: bool = False) -> np.ndarray:
     """Character classifier weights ``(2**bits, 3)`` over the pieces: the mean of the
     averaged perceptrons of one run per seed (each with its own paragraph orders), scaled
-    to max 1."""
+    to max 1.  ``spaces``: tokens may go on across a space (:func:`_bridges`)."""
     texts = [t for t, _ in pieces]
     codes, low, starts = prepare(texts)
     labels = np.full(codes.shape[0], -1, dtype=np.int8)
     for (_, lab), a in zip(pieces, starts.tolist(), strict=True):
         labels[a:a + len(lab)] = lab
     tab = char_table(low, char_classes(codes))
+    bridge = _bridges(codes, low, spaces)
     ranges = [np.arange(a, a + len(t), dtype=np.int64)
               for t, a in zip(texts, starts.tolist(), strict=True)]
     total = np.zeros((1 << bits, N_CLASSES), dtype=np.float64)
@@ -237,11 +258,24 @@ def _fit(pieces, epochs: int, bits: int, seeds: Sequence[int], verbose: bool) ->
         t = 0
         for e in range(epochs):
             order = np.concatenate([ranges[j] for j in rng.permutation(len(ranges))])
-            t, errors = _epoch(tab, labels, order, w, u, t, bits)
+            t, errors = _epoch(tab, labels, bridge, order, w, u, t, bits)
             if verbose:
                 print(f"tokenizer characters, seed {seed}, epoch {e + 1}: {errors} errors")
         total += _averaged(w, u, t)
     return _scaled(total)
+
+
+def _bridges(codes, low, spaces: bool) -> np.ndarray:
+    """Where a token may go on across a space: :func:`depparse.features.chars.bridges` for a
+    tokenizer with ``spaces``, nowhere otherwise."""
+    return bridges(codes, low) if spaces else np.zeros(codes.shape[0], dtype=bool)
+
+
+def _forced_ends(codes, low, spaces: bool) -> np.ndarray:
+    """Where a token must end: before whitespace (but where :func:`_bridges` lets it go on)
+    and at a paragraph's end."""
+    nxt = np.append(low[1:], PARAGRAPH)
+    return (((nxt == SPACE) & ~_bridges(codes, low, spaces)) | (nxt == PARAGRAPH))
 
 
 def _averaged(w: np.ndarray, u: np.ndarray, t: int) -> np.ndarray:
@@ -260,7 +294,8 @@ def _scaled(w: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     return np.multiply(w, 1.0 / m, out=out)
 
 
-def tune_sentence_bias(weights: np.ndarray, pieces) -> tuple[float, float]:
+def tune_sentence_bias(weights: np.ndarray, pieces, spaces: bool = False
+                       ) -> tuple[float, float]:
     """The bias added to the sentence-end score that maximises sentence-end F1 on held-out
     text; returns ``(bias, F1 in percent)``.
 
@@ -281,8 +316,8 @@ def tune_sentence_bias(weights: np.ndarray, pieces) -> tuple[float, float]:
         gold[a:a + len(lab)] = lab
     nxt = np.append(low[1:], PARAGRAPH)
     use = (gold >= 0) & (nxt != PARAGRAPH)
-    ends = use & ((nxt == SPACE) | (np.maximum(sc[:, TOKEN_END], sc[:, SENTENCE_END])
-                                    > sc[:, INSIDE]))
+    ends = use & (_forced_ends(codes, low, spaces)
+                  | (np.maximum(sc[:, TOKEN_END], sc[:, SENTENCE_END]) > sc[:, INSIDE]))
     positives = int((gold[use] == SENTENCE_END).sum())
     d = (sc[:, SENTENCE_END] - sc[:, TOKEN_END])[ends]
     y = gold[ends] == SENTENCE_END
@@ -301,22 +336,21 @@ def tune_sentence_bias(weights: np.ndarray, pieces) -> tuple[float, float]:
     return float(-(d[k] + below) / 2), float(100 * f1[k])
 
 
-def _margins(pieces, weights: np.ndarray) -> list[np.ndarray]:
+def _margins(pieces, weights: np.ndarray, spaces: bool = False) -> list[np.ndarray]:
     """The character classifier's raw sentence-end margin after every character of every
     piece (as :meth:`depparse.inference.tokenizer.Tokenizer.gaps` computes it)."""
     bits = int(weights.shape[0]).bit_length() - 1
     texts = [t for t, _ in pieces]
     codes, low, starts = prepare(texts)
     sc = score_positions(char_table(low, char_classes(codes)), weights, bits)
-    nxt = np.append(low[1:], PARAGRAPH)
-    other = np.where((nxt == SPACE) | (nxt == PARAGRAPH), sc[:, TOKEN_END],
+    other = np.where(_forced_ends(codes, low, spaces), sc[:, TOKEN_END],
                      np.maximum(sc[:, TOKEN_END], sc[:, INSIDE]))
     m = sc[:, SENTENCE_END] - other
     return [m[a:a + len(t)] for t, a in zip(texts, starts.tolist(), strict=True)]
 
 
 def _jackknife_margins(pieces, folds: int, epochs: int, bits: int, seeds: Sequence[int],
-                       verbose: bool) -> list[np.ndarray]:
+                       verbose: bool, spaces: bool = False) -> list[np.ndarray]:
     """Margins of every piece from a character classifier that did not see it: the pieces,
     in order, in ``folds`` runs, each scored by a classifier trained on the others (so that
     the second stage learns from margins as good as those of unseen text)."""
@@ -324,9 +358,10 @@ def _jackknife_margins(pieces, folds: int, epochs: int, bits: int, seeds: Sequen
     fold = np.arange(n) * folds // n
     out: list = [None] * n
     for k in range(folds):
-        w = _fit([p for j, p in enumerate(pieces) if fold[j] != k], epochs, bits, seeds, False)
+        w = _fit([p for j, p in enumerate(pieces) if fold[j] != k], epochs, bits, seeds, False,
+                 spaces)
         idx = np.flatnonzero(fold == k).tolist()
-        for j, m in zip(idx, _margins([pieces[j] for j in idx], w), strict=True):
+        for j, m in zip(idx, _margins([pieces[j] for j in idx], w, spaces), strict=True):
             out[j] = m
         if verbose:
             print(f"tokenizer jackknife fold {k + 1}/{folds}")
@@ -436,7 +471,8 @@ def train_tokenizer(sentences: Sequence[Sentence], dev: Sequence[Sentence] | Non
                     max_words: int = 250,
                     holdout: int = 10, gap_stage: bool = True, gap_bits: int = 20,
                     gap_epochs: int = 6, gap_seeds: int = 3, gap_threshold: float = 0.0,
-                    folds: int = 5, verbose: bool = False) -> Component:
+                    folds: int = 5, spaces: bool | None = None,
+                    verbose: bool = False) -> Component:
     """Train the tokenizer component on a treebank file.
 
     Parameters
@@ -476,6 +512,9 @@ def train_tokenizer(sentences: Sequence[Sentence], dev: Sequence[Sentence] | Non
         a largest magnitude of 1); default 0, the perceptron's own boundary (a threshold
         tuned on held-out text did 0.25 Sentences F1 better on en_ewt dev and 0.0-0.3 worse
         on the five other treebanks, see ``benchmarks/experiments/README.md``).
+    spaces : bool, optional
+        Tokens may go on across a space (:func:`depparse.features.chars.bridges`); default
+        None: where at least :data:`SPACE_SHARE` of the training tokens hold one.
     folds : int, optional
         The second stage learns from the character classifier's margins on text that
         classifier did not see: ``folds`` classifiers, each trained without one part of the
@@ -486,7 +525,9 @@ def train_tokenizer(sentences: Sequence[Sentence], dev: Sequence[Sentence] | Non
     Returns
     -------
     depparse.model.Component
-        ``meta``: ``{"format": "depparse-tokenizer", "version": 2, "bits", "epochs",
+        ``meta``: ``{"format": "depparse-tokenizer", "version": 2 (3 with
+        ``"spaces_in_tokens": true`` and ``"space_share"``, where at least
+        :data:`SPACE_SHARE` of the training tokens hold a space), "bits", "epochs",
         "seeds", "max_words", "sentence_bias", "gap_threshold" (null without a second stage),
         "gap_bits", "gap_epochs", "gap_seeds", "folds", "held_out_f1": {"characters",
         "gaps"}, "tuned_on", "mwt": {form: [words]}, "labels"}``; ``arrays["weights"]``:
@@ -502,6 +543,12 @@ def train_tokenizer(sentences: Sequence[Sentence], dev: Sequence[Sentence] | Non
     paras = treebank_paragraphs(sentences)
     if not paras:
         raise TrainingDataError("no sentences to train the tokenizer on")
+    share = space_share(sentences)
+    if spaces is None:
+        spaces = share >= SPACE_SHARE
+    if verbose and spaces:
+        print(f"tokenizer: {100 * share:.1f}% of the training tokens hold a space; tokens "
+              "may go on across one")
     if dev:
         kept = paras
         held = treebank_paragraphs(dev)
@@ -517,9 +564,9 @@ def train_tokenizer(sentences: Sequence[Sentence], dev: Sequence[Sentence] | Non
             raise TrainingDataError(f"too little text to train the tokenizer on ({len(pieces)} "
                                     f"parts of up to 40 sentences; {holdout} needed)")
     char_runs = range(seed, seed + max(1, seeds))
-    weights = _fit(kept, epochs, bits, char_runs, verbose)
+    weights = _fit(kept, epochs, bits, char_runs, verbose, spaces)
     weights = weights.astype(np.float16).astype(np.float32)  # as stored
-    bias, f1 = tune_sentence_bias(weights, held)
+    bias, f1 = tune_sentence_bias(weights, held, spaces)
     if verbose:
         print(f"tokenizer sentence bias {bias:.4g} (held-out sentence-end F1 {f1:.2f})")
     mwt = mwt_dictionary(sentences)
@@ -529,23 +576,29 @@ def train_tokenizer(sentences: Sequence[Sentence], dev: Sequence[Sentence] | Non
     parts = _pieces(kept)
     if gap_stage and len(parts) >= 2:
         margins = _jackknife_margins(parts, min(folds, len(parts)), epochs, bits, char_runs,
-                                     verbose)
+                                     verbose, spaces)
         gw = _fit_gaps(parts, margins, gap_epochs, gap_bits,
                        range(seed, seed + max(1, gap_seeds)), verbose)
         gw = gw.astype(np.float16)
         threshold = float(gap_threshold)
         arrays["gap_weights"] = gw
-        tok = Tokenizer(weights, mwt, max_words, bias, gw.astype(np.float32), threshold)
+        tok = Tokenizer(weights, mwt, max_words, bias, gw.astype(np.float32), threshold,
+                        spaces=spaces)
         f_chars, f_gaps = boundary_f1(tok, held, [None, threshold])
         f1s = {"characters": round(f_chars, 4), "gaps": round(f_gaps, 4)}
         if verbose:
             print(f"tokenizer held-out sentence-end F1: {f_gaps:.2f} with the second stage, "
                   f"{f_chars:.2f} without")
-    meta = {"format": FORMAT, "version": VERSION, "bits": bits, "epochs": epochs,
+    # version 2 where no token holds a space: readable by depparse before tokens with spaces
+    meta = {"format": FORMAT, "version": SPACES_VERSION if spaces else VERSION,
+            "bits": bits, "epochs": epochs,
             "max_words": max_words, "sentence_bias": bias, "gap_threshold": threshold,
             "seeds": seeds, "gap_bits": gap_bits, "gap_epochs": gap_epochs,
             "gap_seeds": gap_seeds,
             "folds": folds, "held_out_f1": f1s,
             "tuned_on": "dev" if dev else f"1/{holdout} of the training text", "mwt": mwt,
             "labels": ["inside", "token_end", "sentence_end"]}
+    if spaces:
+        meta["spaces_in_tokens"] = True
+        meta["space_share"] = round(share, 4)
     return Component(meta, arrays)
