@@ -13,12 +13,15 @@ syntok is measured on the same texts (``benchmarks/tokenizer_syntok.py``).
 
 ``--no-gap-stage`` measures the character classifier alone (no word-level second stage);
 ``--no-spaces`` a tokenizer whose tokens end at every space even where the training words
-hold spaces (vi_vtb: what depparse did before tokens could go on across a space).
+hold spaces (vi_vtb: what depparse did before tokens could go on across a space);
+``--no-splitter`` one whose multiword tokens come from the training data's dictionary alone
+(what depparse did before the word splitter).
 
 Usage::
 
     python benchmarks/tokenizer_experiments.py [--bits 20] [--epochs 8] [--seeds 3]
-        [--no-gap-stage] [--no-spaces] [--gap-seeds 3] [--syntok PY]
+        [--no-gap-stage] [--no-spaces] [--no-splitter] [--gap-seeds 3]
+        [--syntok PY]
         [--out benchmarks/results/tokenizer.md]
         [treebank ...]
 """
@@ -81,6 +84,8 @@ def main(argv=None) -> None:
                     help="no word-level second stage: the character classifier ends sentences")
     ap.add_argument("--seeds", type=int, default=3, help="character classifiers averaged")
     ap.add_argument("--gap-seeds", type=int, default=3, help="second stages averaged")
+    ap.add_argument("--no-splitter", action="store_true",
+                    help="multiword tokens from the dictionary alone (no word splitter)")
     ap.add_argument("--no-spaces", action="store_true",
                     help="tokens end at every space, even where the training words hold spaces")
     ap.add_argument("--syntok", help="a Python interpreter with syntok installed")
@@ -91,6 +96,8 @@ def main(argv=None) -> None:
             "seeds": a.seeds, "gap_seeds": a.gap_seeds}
     if a.no_spaces:
         opts["spaces"] = False
+    if a.no_splitter:
+        opts["splitter"] = False
     rows = ["| treebank | trained on | evaluated on | system | Tokens | Words | Sentences | "
             "words/s | size |", "|---|---|---|---|---|---|---|---|---|"]
 

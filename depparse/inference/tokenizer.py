@@ -22,7 +22,9 @@ UDPipe's tokenizer (Straka, Hajič and Straková 2016, LREC, Sec. 4.2):
 4. tokens that the treebank writes as multiword tokens (English ``don't`` = ``do`` +
    ``n't``, Portuguese ``do`` = ``de`` + ``o``) are split into their words by a dictionary of
    the training data (the analysis it gives a token form more often than not), with the case
-   of the text carried over;
+   of the text carried over; where the training data has multiword tokens that their words
+   spell (Coptic's bound groups), a word splitter (:mod:`depparse.features.word_splits`)
+   splits the tokens the dictionary does not hold;
 5. the result is written as CoNLL-U (``# newdoc``, ``# newpar``, ``# sent_id``, ``# text``;
    in MISC ``SpaceAfter=No``, and UDPipe's ``SpacesAfter``/``SpacesBefore`` wherever the
    whitespace around a token is not one space, so that the text the tokens came from is kept
@@ -59,6 +61,7 @@ from ..features.chars import (
     prepare,
     score_positions,
 )
+from ..features.word_splits import split_words
 from . import textfile
 from .textfile import iter_text_batches
 
@@ -67,9 +70,11 @@ __all__ = ["FORMAT", "Gaps", "SPACES_VERSION", "TextPosition", "URL", "VERSION",
 
 #: ``meta["format"]`` of the tokenizer component.
 FORMAT = "depparse-tokenizer"
-#: ``meta["version"]`` of a tokenizer whose tokens end at every space (2: the word-level
-#: second stage); :data:`SPACES_VERSION` where tokens may go on across a space
-#: (``meta["spaces_in_tokens"]``, Vietnamese).  This code reads both.
+#: ``meta["version"]`` of a tokenizer whose tokens end at every space and whose multiword
+#: tokens come from its dictionary alone (2: the word-level second stage);
+#: :data:`SPACES_VERSION` where tokens may go on across a space (``meta["spaces_in_tokens"]``,
+#: Vietnamese) or a word splitter splits the tokens the dictionary does not hold
+#: (``arrays["split_weights"]``, Coptic).  This code reads both.
 VERSION = 2
 SPACES_VERSION = 3
 
@@ -283,11 +288,16 @@ class Tokenizer:
         A token may go on across one space between two characters, where the character
         classifier says so (:func:`~depparse.features.chars.bridges`; for writing systems
         whose words hold spaces, Vietnamese); default False: whitespace always ends a token.
+    split_weights : numpy.ndarray, shape (2**split_bits,), optional
+        Weights of the word splitter (:mod:`depparse.features.word_splits`), which splits the
+        tokens that ``mwt`` does not hold into the words that spell them; without them such
+        tokens stay one word.
     """
 
     def __init__(self, weights: np.ndarray, mwt: dict[str, list[str]], max_words: int = 250,
                  sentence_bias: float = 0.0, gap_weights: np.ndarray | None = None,
-                 gap_threshold: float = 0.0, spaces: bool = False):
+                 gap_threshold: float = 0.0, spaces: bool = False,
+                 split_weights: np.ndarray | None = None):
         bits = int(weights.shape[0]).bit_length() - 1
         if weights.ndim != 2 or weights.shape != (1 << bits, 3):
             raise ModelError(f"tokenizer weights have shape {weights.shape}, expected "
@@ -310,6 +320,13 @@ class Tokenizer:
             self.gap_bits = gb
         self.gap_threshold = float(gap_threshold)
         self.spaces = bool(spaces)
+        self.split_weights = None
+        if split_weights is not None:
+            sb = int(split_weights.shape[0]).bit_length() - 1
+            if split_weights.ndim != 1 or split_weights.shape[0] != 1 << sb:
+                raise ModelError(f"tokenizer split weights have shape {split_weights.shape}, "
+                                 "expected (2**bits,)")
+            self.split_weights = np.ascontiguousarray(split_weights, dtype=np.float32)
 
     @classmethod
     def from_component(cls, component: Any) -> Tokenizer:
@@ -334,11 +351,13 @@ class Tokenizer:
             If the component is not a tokenizer of a version this code reads.
         """
         meta = component.meta
-        spaces = isinstance(meta, dict) and meta.get("version") == SPACES_VERSION
-        check_component(meta, FORMAT, SPACES_VERSION if spaces else VERSION, "tokenizer")
-        if spaces != bool(meta.get("spaces_in_tokens")):
-            raise ModelError("the model's tokenizer component: version 3 and "
-                             "spaces_in_tokens go together")
+        v3 = isinstance(meta, dict) and meta.get("version") == SPACES_VERSION
+        check_component(meta, FORMAT, SPACES_VERSION if v3 else VERSION, "tokenizer")
+        spaces = bool(meta.get("spaces_in_tokens"))
+        sw = component.arrays.get("split_weights")
+        if v3 != (spaces or sw is not None):
+            raise ModelError("the model's tokenizer component: version 3 goes with "
+                             "spaces_in_tokens or split weights, and they with version 3")
         w = component.arrays.get("weights")
         if w is None:
             raise ModelError("the model's tokenizer component has no weights")
@@ -350,7 +369,8 @@ class Tokenizer:
         return cls(np.asarray(w), mwt, int(meta.get("max_words", 250)),
                    float(meta.get("sentence_bias", 0.0)),
                    None if threshold is None else np.asarray(gw),
-                   0.0 if threshold is None else float(threshold), spaces=spaces)
+                   0.0 if threshold is None else float(threshold), spaces=spaces,
+                   split_weights=None if sw is None else np.asarray(sw))
 
     # -- segmentation -----------------------------------------------------------------------
 
@@ -530,6 +550,8 @@ class Tokenizer:
             starts, ends = _text_spans(found, segmented)
         if not normalized_spaces:
             befores, afters = _spaces_around(text, starts, ends)
+        split = self._splits([p[a:b] for p, sents in zip(paragraphs, segmented, strict=True)
+                              for toks in sents for a, b in toks])
         lines: list[str] = []
         sid = first_id
         t = 0  # the token's index in ``spans``
@@ -557,8 +579,8 @@ class Tokenizer:
                     misc = "|".join(fields) or "_"
                     t += 1
                     words = self.mwt.get(form.lower())
+                    words = apply_case(form, words) if words else split.get(form)
                     if words:
-                        words = apply_case(form, words)
                         body.append(f"{m + 1}-{m + len(words)}\t{form}\t_\t_\t_\t_\t_\t_\t_\t"
                                     f"{misc}")
                         for w in words:
@@ -571,6 +593,15 @@ class Tokenizer:
                 lines.extend(body)
                 lines.append("")
         return "\n".join(lines) + "\n" if lines else ""
+
+    def _splits(self, forms: list[str]) -> dict[str, list[str]]:
+        """The word splitter's words of the forms the dictionary does not hold, where it
+        finds more than one."""
+        if self.split_weights is None:
+            return {}
+        todo = sorted({f for f in forms if len(f) > 1 and f.lower() not in self.mwt})
+        return {f: ws for f, ws in zip(todo, split_words(self.split_weights, todo), strict=True)
+                if len(ws) > 1}
 
     def tokenize(self, text: str, *, source: str = "<text>", first_id: int = 1,
                  newdoc: bool = True, normalized_spaces: bool = False,

@@ -48,6 +48,7 @@ from ..features.chars import (
 )
 from ..inference.tokenizer import FORMAT, SPACES_VERSION, VERSION, Tokenizer
 from ..model import Component
+from .word_split_training import train_word_splitter
 
 # a comment that starts a paragraph: "# newpar", "# newpar id = ...", "# newdoc ...", in any
 # case (the regular expression of UD's tools/conllu_to_text.pl, which built the shared task's
@@ -471,7 +472,7 @@ def train_tokenizer(sentences: Sequence[Sentence], dev: Sequence[Sentence] | Non
                     max_words: int = 250,
                     holdout: int = 10, gap_stage: bool = True, gap_bits: int = 20,
                     gap_epochs: int = 6, gap_seeds: int = 3, gap_threshold: float = 0.0,
-                    folds: int = 5, spaces: bool | None = None,
+                    folds: int = 5, spaces: bool | None = None, splitter: bool = True,
                     verbose: bool = False) -> Component:
     """Train the tokenizer component on a treebank file.
 
@@ -515,6 +516,11 @@ def train_tokenizer(sentences: Sequence[Sentence], dev: Sequence[Sentence] | Non
     spaces : bool, optional
         Tokens may go on across a space (:func:`depparse.features.chars.bridges`); default
         None: where at least :data:`SPACE_SHARE` of the training tokens hold one.
+    splitter : bool, optional
+        Train the word splitter (:mod:`depparse.learn.word_split_training`) for the tokens
+        the multiword-token dictionary does not hold, and keep it where it splits held-out
+        tokens better than leaving them whole (dev, else a tenth of the training sentences);
+        default True.
     folds : int, optional
         The second stage learns from the character classifier's margins on text that
         classifier did not see: ``folds`` classifiers, each trained without one part of the
@@ -527,7 +533,9 @@ def train_tokenizer(sentences: Sequence[Sentence], dev: Sequence[Sentence] | Non
     depparse.model.Component
         ``meta``: ``{"format": "depparse-tokenizer", "version": 2 (3 with
         ``"spaces_in_tokens": true`` and ``"space_share"``, where at least
-        :data:`SPACE_SHARE` of the training tokens hold a space), "bits", "epochs",
+        :data:`SPACE_SHARE` of the training tokens hold a space, or with the word splitter's
+        ``arrays["split_weights"]``), "word_splitter": its held-out counts (where the
+        training data has multiword tokens that their words spell), "bits", "epochs",
         "seeds", "max_words", "sentence_bias", "gap_threshold" (null without a second stage),
         "gap_bits", "gap_epochs", "gap_seeds", "folds", "held_out_f1": {"characters",
         "gaps"}, "tuned_on", "mwt": {form: [words]}, "labels"}``; ``arrays["weights"]``:
@@ -571,6 +579,10 @@ def train_tokenizer(sentences: Sequence[Sentence], dev: Sequence[Sentence] | Non
         print(f"tokenizer sentence bias {bias:.4g} (held-out sentence-end F1 {f1:.2f})")
     mwt = mwt_dictionary(sentences)
     arrays = {"weights": weights.astype(np.float16)}
+    split_w, split_info = (train_word_splitter(sentences, dev, mwt_dictionary, verbose=verbose)
+                           if splitter else (None, {}))
+    if split_w is not None:
+        arrays["split_weights"] = split_w.astype(np.float16)
     threshold = None
     f1s: dict = {"characters": None, "gaps": None}
     parts = _pieces(kept)
@@ -590,7 +602,8 @@ def train_tokenizer(sentences: Sequence[Sentence], dev: Sequence[Sentence] | Non
             print(f"tokenizer held-out sentence-end F1: {f_gaps:.2f} with the second stage, "
                   f"{f_chars:.2f} without")
     # version 2 where no token holds a space: readable by depparse before tokens with spaces
-    meta = {"format": FORMAT, "version": SPACES_VERSION if spaces else VERSION,
+    meta = {"format": FORMAT,
+            "version": SPACES_VERSION if spaces or split_w is not None else VERSION,
             "bits": bits, "epochs": epochs,
             "max_words": max_words, "sentence_bias": bias, "gap_threshold": threshold,
             "seeds": seeds, "gap_bits": gap_bits, "gap_epochs": gap_epochs,
@@ -601,4 +614,6 @@ def train_tokenizer(sentences: Sequence[Sentence], dev: Sequence[Sentence] | Non
     if spaces:
         meta["spaces_in_tokens"] = True
         meta["space_share"] = round(share, 4)
+    if split_info:  # the word splitter's held-out counts, kept or not
+        meta["word_splitter"] = {**split_info, "kept": split_w is not None}
     return Component(meta, arrays)
