@@ -278,8 +278,8 @@ keeps (a dual certificate, else branch and bound; `parse --proof all`: over all 
 a second-stage DEPREL labeler that labels the children of each head
 jointly; a tagger and lemmatizer (UPOS, XPOS, FEATS, LEMMA: averaged perceptrons, Viterbi
 over tag bigrams, lemma edit scripts) for input without tags; a tokenizer and sentence
-splitter (a character classifier and a word-level sentence-end classifier, multiword tokens
-split by the training data's dictionary) for plain text.  {features}
+splitter (a character classifier and a word-level sentence-end classifier, {tokenizer_text})
+for plain text.  {features}
 
 - **Training data**: UD {treebank} (`{train_file}`, {train_sents} sentences,
   {train_words} words{dev_only_text}; dev {dev_text}; source:
@@ -362,7 +362,9 @@ def main(argv=None):
         out = Path(args.out or REPO / "models" / f"{spec['treebank']}_gs.npz")
         from depparse.model import Model
 
-        write_card(out, fields, Model.load(out).info)
+        model = Model.load(out)
+        tok = model.components.get("tokenizer")
+        write_card(out, fields, model.info, tok.meta if tok else None)
         return 0
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
 
@@ -528,7 +530,8 @@ def main(argv=None):
     keep = REPO / "benchmarks" / "results" / "models" / f"{out.stem}_card.json"
     keep.parent.mkdir(parents=True, exist_ok=True)
     keep.write_text(json.dumps(fields, indent=1))
-    write_card(out, fields, m.info)
+    tok = m.components.get("tokenizer")
+    write_card(out, fields, m.info, tok.meta if tok else None)
     if dev_only:
         out = dev_only_result(out, spec, ours, fields)
     from language_profiles import write_one  # the language check's profile beside the model
@@ -632,10 +635,27 @@ def expert_choice(ew: dict) -> str:
             f"{d.learned_label_weight:g}: {default_given})")
 
 
-def write_card(out: Path, fields: dict, info: dict) -> None:
-    """Write the card ``<model>.md`` from its fields and the model's ``info`` (the learned
-    networks' training time: :func:`network_text`)."""
-    fields = dict(fields, network_text=network_text(info))
+def tokenizer_text(meta: dict) -> str:
+    """What a model's tokenizer does beyond its character classifier, from the component's
+    ``meta`` (:func:`depparse.learn.tokenizer_training.train_tokenizer`): tokens across a
+    space, multiword tokens split by the dictionary and by the word splitter where kept."""
+    parts = []
+    if meta.get("spaces_in_tokens"):
+        parts.append(f"tokens that may go on across a space ({100 * meta['space_share']:.1f}% "
+                     "of the training tokens hold one)")
+    splitter = meta.get("word_splitter") or {}
+    parts.append("multiword tokens split by the training data's dictionary"
+                 + (" and, for the tokens it does not hold, a word splitter (a perceptron "
+                    "after each character)" if splitter.get("kept") else ""))
+    return ", ".join(parts)
+
+
+def write_card(out: Path, fields: dict, info: dict, tokenizer: dict | None = None) -> None:
+    """Write the card ``<model>.md`` from its fields, the model's ``info`` (the learned
+    networks' training time: :func:`network_text`) and its tokenizer's ``meta``
+    (:func:`tokenizer_text`)."""
+    fields = dict(fields, network_text=network_text(info),
+                  tokenizer_text=tokenizer_text(tokenizer or {}))
     fields.setdefault("dev_use", "for the per-epoch report only")  # kept before it was a field
     fields.setdefault("dev_file", f"`{fields['treebank']}-ud-dev.conllu`")
     fields.setdefault("dev_text", f"{fields['dev_file']} {fields['dev_use']}")
