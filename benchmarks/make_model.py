@@ -609,8 +609,11 @@ def expert_choice(ew: dict) -> str:
     grid, given = ew["grid"], ew["given_grid"]
     d = ModelConfig()
 
+    by_upos = ew.get("tag_weight_by") == "upos"
+
     def las(rows, **key):
-        return next((f"{r['las']:.2f}" for r in rows
+        return next(((f"UPOS {r['upos']:.2f}, LAS " if by_upos and "upos" in r else "")
+                     + f"{r['las']:.2f}" for r in rows
                      if all(r.get(k, 1.0) == v for k, v in key.items())), "–")
 
     def values(name):
@@ -627,8 +630,9 @@ def expert_choice(ew: dict) -> str:
     default_given = las(given, label_weight=d.learned_label_weight,
                         arc_weight=d.learned_arc_weight)
     return (f"chosen on dev by `--expert-weights dev` from the tag weights "
-            f"{values('tag_weight')}{arcs} and the label weights {values('label_weight')}, by "
-            f"dev LAS: tags predicted {chosen} (the defaults {d.learned_tag_weight:g}"
+            f"{values('tag_weight')}{arcs} and the label weights {values('label_weight')}, "
+            f"{'the tag weight by dev UPOS, the others by dev LAS' if by_upos else 'by dev LAS'}"
+            f": tags predicted {chosen} (the defaults {d.learned_tag_weight:g}"
             f"{', ' + format(d.learned_arc_weight, 'g') if arcs else ''} and "
             f"{d.learned_label_weight:g}: {default}), tags given {picked_given} (the default"
             f"{'s ' + format(d.learned_arc_weight, 'g') + ' and ' if arcs else ' '}"

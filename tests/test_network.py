@@ -819,10 +819,36 @@ def test_numpy_label_scores_equal_the_shared_definition():
 
 # -- the experts' weights chosen on dev (train --expert-weights dev) -----------------------
 
+def test_tag_weight_is_chosen_by_upos_then_the_rest_by_las():
+    """The tags-predicted grid's choice: the tag weight whose best UPOS is highest, even where
+    another tag weight has the best LAS (the case mr_ufal's and de_gsd's dev grids show), then
+    the arc and label weights with the best LAS under it; equal UPOS goes to the better LAS,
+    then to the model's own tag weight."""
+    from depparse.learn.devscore import _best_tagged
+
+    def row(a, c, b, upos, las):
+        return {"tag_weight": a, "arc_weight": c, "label_weight": b, "upos": upos, "uas": 0.0,
+                "las": las}
+
+    rows = [row(0.0, 1.0, 4.0, 85.4, 66.0), row(0.0, 1.5, 4.0, 85.4, 65.5),
+            row(2.0, 1.0, 4.0, 91.8, 65.0), row(2.0, 1.5, 8.0, 91.8, 65.9),
+            row(3.0, 1.0, 4.0, 91.0, 65.99)]
+    got = _best_tagged(rows, (1.0, 1.0, 8.0))
+    assert (got["tag_weight"], got["arc_weight"], got["label_weight"]) == (2.0, 1.5, 8.0)
+    # equal best UPOS: the tag weight with the better LAS ...
+    rows2 = rows + [row(4.0, 1.0, 4.0, 91.8, 65.95)]
+    assert _best_tagged(rows2, (1.0, 1.0, 8.0))["tag_weight"] == 4.0
+    # ... and on a full tie, the model's own
+    rows3 = rows + [row(1.0, 1.0, 8.0, 91.8, 65.9)]
+    assert _best_tagged(rows3, (1.0, 1.0, 8.0))["tag_weight"] == 1.0
+    assert _best_tagged(rows3, (5.0, 1.0, 8.0))["tag_weight"] == 2.0  # else the first
+
+
 def test_expert_weights_chosen_on_dev_are_the_best_pair(tiny):
     """choose_expert_weights scores every triple of its grid (tag, arc and label weights) on
     the dev sentences with their tags blanked, and every pair of arc and label weights on them
-    with their tags given, and keeps the best LAS of each; each row is what the parser gives
+    with their tags given, and keeps the best of each (the tag weight by UPOS, the rest by
+    LAS); each row is what the parser gives
     with those weights as the model's own (its own tagging, parsing and labelling path), and
     ties keep the model's own weights."""
     import dataclasses
@@ -848,9 +874,19 @@ def test_expert_weights_chosen_on_dev_are_the_best_pair(tiny):
     for grid in (rows, given):
         by_arc = [[r["uas"] for r in grid if r["arc_weight"] == c] for c in arcs]
         assert by_arc[0] != by_arc[1]
+    # tags predicted: the tag weight by its best UPOS (then its best LAS), then by LAS
+    assert len({r["upos"] for r in rows}) > 1  # the tag weight matters
+    top = max((max(r["upos"] for r in rows if r["tag_weight"] == a),
+               max(r["las"] for r in rows if r["tag_weight"] == a)) for a in tags)
+    tag_tied = [a for a in tags if (max(r["upos"] for r in rows if r["tag_weight"] == a),
+                                    max(r["las"] for r in rows if r["tag_weight"] == a)) == top]
+    assert got["tag_weight"] == (own[0] if own[0] in tag_tied else tag_tied[0])
+    assert got["tag_weight_by"] == "upos"
     for grid, key, chosen, mine in (
-            (rows, lambda r: (r["tag_weight"], r["arc_weight"], r["label_weight"]),
-             (got["tag_weight"], got["arc_weight"], got["label_weight"]), (own[0], 1.0, own[1])),
+            ([r for r in rows if r["tag_weight"] == got["tag_weight"]],
+             lambda r: (r["tag_weight"], r["arc_weight"], r["label_weight"]),
+             (got["tag_weight"], got["arc_weight"], got["label_weight"]),
+             (got["tag_weight"], 1.0, own[1])),
             (given, lambda r: (r["arc_weight"], r["label_weight"]),
              (got["arc_weight_given"], got["label_weight_given"]), (1.0, own[1]))):
         best = max(r["las"] for r in grid)
