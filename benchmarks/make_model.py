@@ -333,6 +333,22 @@ CHANGES = ("the learned network with 256 units per direction (`--learned-hidden 
            "dev LAS +0.19 with gold tags, +0.22 with predicted ones); the rest as in version 11")
 
 
+def train_dev(spec: dict):
+    """``(train, dev, held_out)``: a shipped model's training and dev sentences.  Where the
+    treebank has no dev file, or the model is trained on the dev split (``spec["dev_only"]``),
+    the dev data is the last 10% of the training file, as `depparse train --treebank` and
+    UDPipe take it (``held_out`` True)."""
+    from depparse.conllu import read_conllu
+    from depparse.paths import treebank_file
+
+    code, dev_only = spec["treebank"], bool(spec.get("dev_only"))
+    tr = read_conllu(treebank_file(code, "dev" if dev_only else "train"))
+    if dev_only or not treebank_file(code, "dev").exists():
+        cut = len(tr) - max(1, len(tr) // 10)
+        return tr[:cut], tr[cut:], True
+    return tr, read_conllu(treebank_file(code, "dev")), False
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("lang", nargs="?", default="en", choices=sorted(SHIPPED),
@@ -362,9 +378,7 @@ def main(argv=None):
         out = Path(args.out or REPO / "models" / f"{spec['treebank']}_gs.npz")
         from depparse.model import Model
 
-        model = Model.load(out)
-        tok = model.components.get("tokenizer")
-        write_card(out, fields, model.info, tok.meta if tok else None)
+        write_card(out, fields, Model.load(out))
         return 0
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
 
@@ -388,13 +402,7 @@ def main(argv=None):
                    / f"{code}_gs.{args.recipe}.npz")
     t_start = time.perf_counter()
     dev_only = bool(spec.get("dev_only"))
-    tr = read_conllu(treebank_file(code, "dev" if dev_only else "train"))
-    held_out = dev_only or not treebank_file(code, "dev").exists()
-    if held_out:  # as `depparse train --treebank` and UDPipe: the last 10% of train
-        cut = len(tr) - max(1, len(tr) // 10)
-        tr, dv = tr[:cut], tr[cut:]
-    else:
-        dv = read_conllu(treebank_file(code, "dev"))
+    tr, dv, held_out = train_dev(spec)
     dev_k = 1000
     if not args.evaluate_only:
         m = train(tr, dv, epochs=args.epochs, seed=args.seed, progress=False,
@@ -530,8 +538,7 @@ def main(argv=None):
     keep = REPO / "benchmarks" / "results" / "models" / f"{out.stem}_card.json"
     keep.parent.mkdir(parents=True, exist_ok=True)
     keep.write_text(json.dumps(fields, indent=1))
-    tok = m.components.get("tokenizer")
-    write_card(out, fields, m.info, tok.meta if tok else None)
+    write_card(out, fields, m)
     if dev_only:
         out = dev_only_result(out, spec, ours, fields)
     from language_profiles import write_one  # the language check's profile beside the model
@@ -654,12 +661,13 @@ def tokenizer_text(meta: dict) -> str:
     return ", ".join(parts)
 
 
-def write_card(out: Path, fields: dict, info: dict, tokenizer: dict | None = None) -> None:
-    """Write the card ``<model>.md`` from its fields, the model's ``info`` (the learned
-    networks' training time: :func:`network_text`) and its tokenizer's ``meta``
+def write_card(out: Path, fields: dict, model) -> None:
+    """Write the card ``<model>.md`` from its fields and the stored ``model``: its ``info``
+    (the learned networks' training time: :func:`network_text`) and its tokenizer's ``meta``
     (:func:`tokenizer_text`)."""
-    fields = dict(fields, network_text=network_text(info),
-                  tokenizer_text=tokenizer_text(tokenizer or {}))
+    tok = model.components.get("tokenizer")
+    fields = dict(fields, network_text=network_text(model.info),
+                  tokenizer_text=tokenizer_text(tok.meta if tok else {}))
     fields.setdefault("dev_use", "for the per-epoch report only")  # kept before it was a field
     fields.setdefault("dev_file", f"`{fields['treebank']}-ud-dev.conllu`")
     fields.setdefault("dev_text", f"{fields['dev_file']} {fields['dev_use']}")

@@ -29,28 +29,21 @@ from depparse.model import Model
 
 def measure(weights, langs):
     sys.path.insert(0, str(REPO / "benchmarks"))
-    from make_model import SHIPPED
+    from make_model import SHIPPED, train_dev
     from real_input import blank_tags
 
-    from depparse.conllu import read_conllu
     from depparse.inference.parser import Parser
-    from depparse.paths import treebank_file
 
     for lang in langs:
+        _, dv, _ = train_dev(SHIPPED[lang])
         code = SHIPPED[lang]["treebank"]
-        dev_only = bool(SHIPPED[lang].get("dev_only"))
-        if dev_only or not treebank_file(code, "dev").exists():
-            tr = read_conllu(treebank_file(code, "dev" if dev_only else "train"))
-            dv = tr[len(tr) - max(1, len(tr) // 10):]
-        else:
-            dv = read_conllu(treebank_file(code, "dev"))
         p = Parser(Model.load(REPO / "models" / f"{code}_gs.npz"))
         blank = blank_tags(dv)
         cells = []
         for w in weights:
             p.engine.set_experts(tag=w)
             tagged = p.tag(blank, ("UPOS", "XPOS", "FEATS", "LEMMA"))
-            pairs = [(x, y) for g, s in zip(dv, tagged, strict=True)
+            pairs = [(x, y) for g, s in zip(dv, tagged, strict=True)  # per word, not aligned
                      for x, y in zip(g.upos, s.upos, strict=True)]
             cells.append(f"{100 * sum(x == y for x, y in pairs) / len(pairs):.2f}")
         print(f"| {code} | " + " | ".join(cells) + " |", flush=True)
