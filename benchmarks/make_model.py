@@ -624,7 +624,8 @@ def expert_choice(ew: dict) -> str:
                      if all(r.get(k, 1.0) == v for k, v in key.items())), "–")
 
     def values(name):
-        return ", ".join(f"{x:g}" for x in sorted({r.get(name, 1.0) for r in grid}))
+        rows = ew["tag_upos"] if name == "tag_weight" and "tag_upos" in ew else grid
+        return ", ".join(f"{x:g}" for x in sorted({r.get(name, 1.0) for r in rows}))
 
     arc, arc_given = ew.get("arc_weight", 1.0), ew.get("arc_weight_given", 1.0)
     arcs = (f", the arc factors {values('arc_weight')}"
@@ -633,6 +634,9 @@ def expert_choice(ew: dict) -> str:
                  arc_weight=arc)
     default = las(grid, tag_weight=d.learned_tag_weight, label_weight=d.learned_label_weight,
                   arc_weight=d.learned_arc_weight)
+    if default == "–" and "tag_upos" in ew:  # the default tag weight not parsed: its UPOS
+        default = next(f"UPOS {r['upos']:.2f}, not parsed" for r in ew["tag_upos"]
+                       if r["tag_weight"] == d.learned_tag_weight)
     picked_given = las(given, label_weight=ew["label_weight_given"], arc_weight=arc_given)
     default_given = las(given, label_weight=d.learned_label_weight,
                         arc_weight=d.learned_arc_weight)

@@ -845,19 +845,26 @@ def test_tag_weight_is_chosen_by_upos_then_the_rest_by_las():
 
 
 def test_expert_weights_chosen_on_dev_are_the_best_pair(tiny):
-    """choose_expert_weights scores every triple of its grid (tag, arc and label weights) on
-    the dev sentences with their tags blanked, and every pair of arc and label weights on them
-    with their tags given, and keeps the best of each (the tag weight by UPOS, the rest by
-    LAS); each row is what the parser gives
-    with those weights as the model's own (its own tagging, parsing and labelling path), and
-    ties keep the model's own weights."""
+    """choose_expert_weights picks what the whole grid would: every triple of tag, arc and
+    label weights scored on the dev sentences with their tags blanked, every pair of arc and
+    label weights on them with their tags given, the best of each kept (the tag weight by
+    UPOS, the rest by LAS).  It tags alone for each tag weight (the tags do not depend on the
+    other weights) and parses only the tag weights of the best UPOS: its UPOS per tag weight
+    is the whole grid's, its rows the whole grid's rows of those tag weights; each row is what
+    the parser gives with those weights as the model's own (its own tagging, parsing and
+    labelling path), and ties keep the model's own weights."""
     import dataclasses
     import itertools
 
     from depparse.evaluate import evaluate
     from depparse.inference.columns import blank_columns
     from depparse.inference.parser import Parser
-    from depparse.learn.devscore import blank_tags, choose_expert_weights
+    from depparse.learn.devscore import (
+        _best_tagged,
+        blank_tags,
+        choose_expert_weights,
+        expert_weight_grid,
+    )
 
     _, parser, dev = tiny
     model = parser.model
@@ -866,24 +873,38 @@ def test_expert_weights_chosen_on_dev_are_the_best_pair(tiny):
     tags, labels, arcs = (0.0, own[0], 1e3), (0.0, own[1], 1e3), (1.0, 1e3)
     got = choose_expert_weights(model, dev, tags, labels, arcs)
     rows, given = got["grid"], got["given_grid"]
-    assert [(r["tag_weight"], r["arc_weight"], r["label_weight"]) for r in rows] == list(
+    # the whole grid, every tag weight parsed
+    whole = [{"tag_weight": a, "arc_weight": c, "label_weight": b, "upos": sc.upos,
+              "uas": sc.uas, "las": sc.las}
+             for a, c, b, sc in expert_weight_grid(Parser(model), dev, tags, labels,
+                                                   arc_weights=arcs)]
+    assert [(r["tag_weight"], r["arc_weight"], r["label_weight"]) for r in whole] == list(
         itertools.product(tags, arcs, labels))
+    upos = {a: {r["upos"] for r in whole if r["tag_weight"] == a} for a in tags}
+    assert all(len(u) == 1 for u in upos.values())  # the tags: the tag weight's alone
+    assert got["tag_upos"] == [{"tag_weight": a, "upos": upos[a].pop()} for a in tags]
+    assert len({r["upos"] for r in got["tag_upos"]}) > 1  # the tag weight matters
+    top = max(r["upos"] for r in got["tag_upos"])
+    parsed = [r["tag_weight"] for r in got["tag_upos"] if r["upos"] == top]
+    assert rows == [r for r in whole if r["tag_weight"] in parsed]
+    assert (got["tag_weight"], got["arc_weight"], got["label_weight"]) == tuple(
+        _best_tagged(whole, (own[0], 1.0, own[1]))[k] for k in ("tag_weight", "arc_weight",
+                                                                 "label_weight"))
     assert [(r["arc_weight"], r["label_weight"]) for r in given] == list(
         itertools.product(arcs, labels))
     # the arc factor changes the trees, with the tags predicted and with them given
-    for grid in (rows, given):
+    for grid in (whole, given):
         by_arc = [[r["uas"] for r in grid if r["arc_weight"] == c] for c in arcs]
         assert by_arc[0] != by_arc[1]
     # tags predicted: the tag weight by its best UPOS (then its best LAS), then by LAS
-    assert len({r["upos"] for r in rows}) > 1  # the tag weight matters
-    top = max((max(r["upos"] for r in rows if r["tag_weight"] == a),
-               max(r["las"] for r in rows if r["tag_weight"] == a)) for a in tags)
-    tag_tied = [a for a in tags if (max(r["upos"] for r in rows if r["tag_weight"] == a),
-                                    max(r["las"] for r in rows if r["tag_weight"] == a)) == top]
+    top = max((max(r["upos"] for r in whole if r["tag_weight"] == a),
+               max(r["las"] for r in whole if r["tag_weight"] == a)) for a in tags)
+    tag_tied = [a for a in tags if (max(r["upos"] for r in whole if r["tag_weight"] == a),
+                                    max(r["las"] for r in whole if r["tag_weight"] == a)) == top]
     assert got["tag_weight"] == (own[0] if own[0] in tag_tied else tag_tied[0])
     assert got["tag_weight_by"] == "upos"
     for grid, key, chosen, mine in (
-            ([r for r in rows if r["tag_weight"] == got["tag_weight"]],
+            ([r for r in whole if r["tag_weight"] == got["tag_weight"]],
              lambda r: (r["tag_weight"], r["arc_weight"], r["label_weight"]),
              (got["tag_weight"], got["arc_weight"], got["label_weight"]),
              (got["tag_weight"], 1.0, own[1])),
@@ -909,7 +930,7 @@ def test_expert_weights_chosen_on_dev_are_the_best_pair(tiny):
         cfg = dataclasses.replace(model.config, **weights)
         return evaluate(dev, Parser(dataclasses.replace(model, config=cfg)).parse(data))
 
-    for r in rows[::4]:  # the given-tags weights stay out of it
+    for r in whole[::4]:  # the given-tags weights stay out of it
         sc = parsed_with(blank, learned_tag_weight=r["tag_weight"],
                          learned_arc_weight=r["arc_weight"], learned_arc_weight_given=0.0,
                          learned_label_weight=r["label_weight"], learned_label_weight_given=0.0)
@@ -960,10 +981,10 @@ def _log_lines():
 
 
 def test_expert_weight_grid_shows_progress(tiny, monkeypatch):
-    """Issue 51 item 5: the grid (250 s on de_gsd dev with no output) says when it starts and
-    shows the sentences parsed and labelled as an epoch shows its sentences (a log line every
-    LOG_SECONDS off a terminal; 0 here: one per step but the last); without progress, the
-    start and end lines alone."""
+    """Issue 51 item 5: the grid (250 s on de_gsd dev with no output) says when it starts,
+    the dev UPOS of each tag weight and which it parses, and shows the sentences parsed and
+    labelled as an epoch shows its sentences (a log line every LOG_SECONDS off a terminal; 0
+    here: one per step but the last); without progress, those lines alone."""
     import re
 
     from depparse.learn import stage_progress as progress
@@ -972,23 +993,30 @@ def test_expert_weight_grid_shows_progress(tiny, monkeypatch):
     monkeypatch.setattr(progress, "LOG_SECONDS", 0.0)
     _, parser, dev = tiny
     tags, labels, arcs = (0.0, 1.0), (0.0, 4.0, 8.0), (1.0,)
-    # a parse per tag weight (tags predicted) and one with the tags given, each labelled
-    # again per label weight
-    steps = len(dev) * (len(tags) + 1) * (1 + len(labels))
-    assert grid_steps(len(dev), tags, labels, arcs) == (len(tags) + 1, steps)
     tick = re.compile(r"expert weights on dev: (\d+) of (\d+) sentences parsed or labelled \(")
     for on in (True, False):
         lines, done = _log_lines()
         try:
-            choose_expert_weights(parser.model, dev, tags, labels, arcs, progress=on)
+            got = choose_expert_weights(parser.model, dev, tags, labels, arcs, progress=on)
         finally:
             done()
-        assert lines[0].startswith("choosing the expert weights on dev: 6 weightings with the "
-                                   "tags predicted, 3 with them given; 3 parses of")
+        # a parse per tag weight of the best UPOS (tags predicted) and one with the tags
+        # given, each labelled again per label weight
+        parsed = tuple(dict.fromkeys(r["tag_weight"] for r in got["grid"]))
+        steps = len(dev) * (len(parsed) + 1) * (1 + len(labels))
+        assert grid_steps(len(dev), parsed, labels, arcs) == (len(parsed) + 1, steps)
+        assert lines[0].startswith("choosing the expert weights on dev: the tag weight by UPOS "
+                                   f"from 2 ({len(dev)} sentences tagged alone), then 3 arc "
+                                   "and label weightings with the tags predicted and 3 with "
+                                   "them given")
+        assert lines[1] == ("dev UPOS by tag weight: " + ", ".join(
+            f"{r['tag_weight']:g}: {r['upos']:.2f}" for r in got["tag_upos"])
+            + f"; parsing with {' and '.join(f'{a:g}' for a in parsed)}: {len(parsed) + 1} "
+            f"parses of {len(dev)} sentences, each labelled 3 times")
         assert lines[-1].startswith("expert weights chosen on dev: ")
         ticks = [m.groups() for x in lines if (m := tick.match(x))]
         assert ticks == ([(str(j), str(steps)) for j in range(1, steps)] if on else [])
-        assert len(lines) == 2 + len(ticks)
+        assert len(lines) == 3 + len(ticks)
 
 
 def test_expert_weights_on_dev_need_a_network_and_dev_data():
@@ -1027,7 +1055,7 @@ def test_train_chooses_expert_weights_on_dev_and_stores_them(tmp_path):
     model.save(tmp_path / "m.npz")
     back = load(tmp_path / "m.npz").model
     got = back.info["expert_weights"]
-    assert len(got["grid"]) == len(TAG_WEIGHTS) * 2 * len(LABEL_WEIGHTS)
+    assert [r["tag_weight"] for r in got["tag_upos"]] == list(TAG_WEIGHTS)
     assert len(got["given_grid"]) == 2 * len(LABEL_WEIGHTS)
     c = back.config
     assert (c.learned_tag_weight, c.learned_arc_weight, c.learned_label_weight,
@@ -1035,8 +1063,12 @@ def test_train_chooses_expert_weights_on_dev_and_stores_them(tmp_path):
         got["tag_weight"], got["arc_weight"], got["label_weight"], got["arc_weight_given"],
         got["label_weight_given"])
     key = ("tag_weight", "arc_weight", "label_weight")
-    assert next(r["las"] for r in got["grid"] if all(r[k] == got[k] for k in key)) == max(
-        r["las"] for r in got["grid"])
+    mine = [r for r in got["grid"] if r["tag_weight"] == got["tag_weight"]]
+    assert len(mine) == 2 * len(LABEL_WEIGHTS)
+    assert next(r["las"] for r in mine if all(r[k] == got[k] for k in key)) == max(
+        r["las"] for r in mine)
+    assert got["tag_weight"] in {r["tag_weight"] for r in got["tag_upos"]
+                                 if r["upos"] == max(x["upos"] for x in got["tag_upos"])}
     given = next(r["las"] for r in got["given_grid"]
                  if (r["arc_weight"], r["label_weight"]) == (c.learned_arc_weight_given,
                                                              c.learned_label_weight_given))

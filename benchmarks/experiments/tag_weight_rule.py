@@ -73,8 +73,8 @@ d0 = ModelConfig()  # ties go to the defaults, as they did in the grid
 for f in sorted(glob.glob(str(REPO / "models" / "*_gs.npz"))):
     m = Model.load(f)
     ew = m.info.get("expert_weights") or {}
-    if "grid" not in ew:
-        continue
+    if "grid" not in ew or "tag_upos" in ew:  # a record of the fast grid (tag_upos) parsed
+        continue                               # only the best UPOS's tag weights: no LAS rule
     rows = [dict(r, arc_weight=r.get("arc_weight", 1.0)) for r in ew["grid"]]
     own = (d0.learned_tag_weight, d0.learned_arc_weight, d0.learned_label_weight)
     old, new = _best(rows, key, own), _best_tagged(rows, own)

@@ -8,12 +8,14 @@ import logging
 import time
 
 from ..evaluate import evaluate
+from ..inference.columns import TAG_COLUMNS
 from ..inference.engine import Engine
 from ..inference.parser import Parser
 from .stage_progress import EpochProgress
 
 __all__ = ["LABEL_WEIGHTS", "TAG_WEIGHTS", "blank_tags", "choose_expert_weights",
-           "evaluate_heads", "expert_weight_grid", "final_dev", "given_tags_grid", "grid_steps"]
+           "evaluate_heads", "expert_weight_grid", "final_dev", "given_tags_grid", "grid_steps",
+           "tagged_upos"]
 
 #: The weights ``train --expert-weights dev`` tries for the network's ``log P(UPOS | word)`` in
 #: the tagger (``ModelConfig.learned_tag_weight``) and its ``log P(DEPREL | h, m)`` in the
@@ -120,6 +122,33 @@ def _parsed(parser, sentences, tick=None):
     return out
 
 
+def tagged_upos(parser, gold, tag_weights=TAG_WEIGHTS, vectors=None):
+    """``{tag_weight: dev UPOS}``: the tagger alone on ``gold`` with its tags blanked, for each
+    weight of the network's UPOS view, as :meth:`~depparse.inference.engine.Engine.parse_one`
+    tags a sentence before parsing it (the network's outputs computed once, many sentences
+    per forward pass, as parsing computes them; ``vectors`` as :func:`_relabelled` takes
+    them).  The tags do not depend on the arc and label weights: a parse per tag weight is
+    needed only for the tag weights whose UPOS is best (:func:`choose_expert_weights`)."""
+    eng, vocab = parser.engine, parser.model.vocab
+    blank = blank_tags(gold)
+    if vectors is None:
+        vectors = [None] * len(blank)
+    shared = [eng._shared_vectors(s, v) for s, v in zip(blank, vectors, strict=True)]
+    outs = None
+    if any(tag_weights):
+        outs = eng.learned.batch_outputs([vocab.encode(s, v)
+                                          for s, v in zip(blank, vectors, strict=True)])
+    columns = [TAG_COLUMNS[c] for c in TAG_COLUMNS]
+    got = {}
+    for a in tag_weights:
+        extras = None if not a else [float(a) * o[1][:, eng._net_upos] for o in outs]
+        tagged = [eng.tagger.retag([s], None if sh is None else [sh], columns,
+                                   None if extras is None else [extras[i]])[0]
+                  for i, (s, sh) in enumerate(zip(blank, shared, strict=True))]
+        got[float(a)] = evaluate(gold, tagged).upos
+    return got
+
+
 def expert_weight_grid(parser, gold, tag_weights=TAG_WEIGHTS, label_weights=LABEL_WEIGHTS,
                        vectors=None, arc_weights=(1.0,), tick=None):
     """Score every triple of weights of the network's views on ``gold`` with its tags blanked.
@@ -192,10 +221,11 @@ def _best_tagged(rows, own):
 
 
 def grid_steps(n, tag_weights=TAG_WEIGHTS, label_weights=LABEL_WEIGHTS, arc_weights=(1.0,)):
-    """``(parses, steps)`` of :func:`choose_expert_weights` on ``n`` sentences: the passes
-    over the dev data that parse it (one per tag weight and arc weight with the tags
-    predicted, one per arc weight with them given), and the sentences parsed or labelled in
-    all (each parse is labelled again once per label weight)."""
+    """``(parses, steps)`` of :func:`choose_expert_weights` on ``n`` sentences once the tag
+    weights to parse are known (``tag_weights``: those whose dev UPOS is best, usually one):
+    the passes over the dev data that parse it (one per such tag weight and arc weight with
+    the tags predicted, one per arc weight with them given), and the sentences parsed or
+    labelled in all (each parse is labelled again once per label weight)."""
     parses = (len(tag_weights) + 1) * len(arc_weights)
     return parses, n * parses * (1 + len(label_weights))
 
@@ -203,11 +233,15 @@ def grid_steps(n, tag_weights=TAG_WEIGHTS, label_weights=LABEL_WEIGHTS, arc_weig
 def choose_expert_weights(model, gold, tag_weights=TAG_WEIGHTS, label_weights=LABEL_WEIGHTS,
                           arc_weights=(1.0,), progress=False):
     """The weights of the network's views chosen on ``gold`` (dev sentences with gold tags and
-    trees): with the tags predicted (:func:`expert_weight_grid`), the tag weight with the best
-    dev UPOS, then the arc and label weights with the best LAS under it (:func:`_best_tagged`);
-    for sentences whose tags are given (:func:`given_tags_grid`;
-    ``ModelConfig.learned_arc_weight_given``, ``learned_label_weight_given``), the arc and label
-    weights with the best LAS.
+    trees): with the tags predicted, the tag weight with the best dev UPOS (the tagger alone,
+    :func:`tagged_upos`), then the arc and label weights with the best LAS under it
+    (:func:`expert_weight_grid` for that tag weight, :func:`_best_tagged`; where several tag
+    weights tie on UPOS, each is parsed and the best LAS decides); for sentences whose tags
+    are given (:func:`given_tags_grid`; ``ModelConfig.learned_arc_weight_given``,
+    ``learned_label_weight_given``), the arc and label weights with the best LAS.  The tags
+    do not depend on the arc and label weights, so the other tag weights need no parse: the
+    choice is the one the whole grid gives, for ``1 / len(tag_weights)`` of its parses
+    (de_gsd's grid took 250 s when every tag weight was parsed).
 
     Ties keep the model's own weights when they are among them, else the first in grid order.
     ``model`` is scored as it is in memory: a model about to be stored with 8-bit weights
@@ -215,28 +249,37 @@ def choose_expert_weights(model, gold, tag_weights=TAG_WEIGHTS, label_weights=LA
     LAS 58.55 before, 58.56 after).
     Returns a dict: ``tag_weight``, ``arc_weight``, ``label_weight``, ``arc_weight_given``,
     ``label_weight_given``, ``tag_weight_by`` (``"upos"``: the rule; models whose record lacks
-    it chose every weight by LAS), and the rows of both grids (``grid``: a dict per triple with its
-    weights and UPOS, UAS, LAS; ``given_grid``: per pair, UAS and LAS).
-    ``progress``: show the sentences parsed and labelled (:class:`~.progress.EpochProgress`;
-    the grid took 250 s on de_gsd dev); the stage says when it starts in any case.
+    it chose every weight by LAS), ``tag_upos`` (a dict per tag weight with its dev UPOS),
+    and the rows of both grids (``grid``: a dict per triple parsed, with its weights and UPOS,
+    UAS, LAS; records without ``tag_upos`` parsed every tag weight; ``given_grid``: per pair,
+    UAS and LAS).
+    ``progress``: show the sentences parsed and labelled (:class:`~.progress.EpochProgress`);
+    the stage says when it starts in any case.
     """
     p = Parser(model)
     if p.learned is None or p.tagger is None or p.engine.labeler is None:
         raise ValueError("choosing the expert weights needs a learned network, a tagger and a "
                          "labeler")
     t0 = time.perf_counter()
-    parses, steps = grid_steps(len(gold), tag_weights, label_weights, arc_weights)
-    log.info("choosing the expert weights on dev: %d weightings with the tags predicted, %d "
-             "with them given; %d parses of %s sentences, each labelled %d times",
-             len(tag_weights) * len(arc_weights) * len(label_weights),
-             len(arc_weights) * len(label_weights), parses, f"{len(gold):,}", len(label_weights))
-    bar = EpochProgress("expert weights on dev", steps, progress,
-                        unit="sentences parsed or labelled")
+    log.info("choosing the expert weights on dev: the tag weight by UPOS from %d (%s sentences "
+             "tagged alone), then %d arc and label weightings with the tags predicted and %d "
+             "with them given", len(tag_weights), f"{len(gold):,}",
+             len(arc_weights) * len(label_weights), len(arc_weights) * len(label_weights))
     vectors = list(model.vocab.iter_context_vectors(gold))  # one encoder pass for the grids
     own = (p.engine.tag_weight, p.engine.arc_weight, p.engine.label_weight)
+    upos = tagged_upos(p, gold, tag_weights, vectors)
+    best = max(upos.values())
+    tied = tuple(a for a in upos if upos[a] == best)
+    parses, steps = grid_steps(len(gold), tied, label_weights, arc_weights)
+    log.info("dev UPOS by tag weight: %s; parsing with %s: %d parses of %s sentences, each "
+             "labelled %d times", ", ".join(f"{a:g}: {u:.2f}" for a, u in upos.items()),
+             " and ".join(f"{a:g}" for a in tied), parses, f"{len(gold):,}",
+             len(label_weights))
+    bar = EpochProgress("expert weights on dev", steps, progress,
+                        unit="sentences parsed or labelled")
     rows = [{"tag_weight": a, "arc_weight": c, "label_weight": b, "upos": sc.upos,
              "uas": sc.uas, "las": sc.las}
-            for a, c, b, sc in expert_weight_grid(p, gold, tag_weights, label_weights, vectors,
+            for a, c, b, sc in expert_weight_grid(p, gold, tied, label_weights, vectors,
                                                   arc_weights, bar.step)]
     pick = _best_tagged(rows, own)
     given = [{"arc_weight": c, "label_weight": b, "uas": sc.uas, "las": sc.las}
@@ -246,12 +289,14 @@ def choose_expert_weights(model, gold, tag_weights=TAG_WEIGHTS, label_weights=LA
     pick_given = _best(given, lambda r: (r["arc_weight"], r["label_weight"]),
                        (p.engine.arc_weight_given, p.engine.label_weight_given))
     log.info("expert weights chosen on dev: tags predicted, tagger x %g, arcs x %g, labeler x "
-             "%g: LAS %.2f; tags given, arcs x %g, labeler x %g: LAS %.2f (%d + %d weightings "
-             "in %.0f s)", pick["tag_weight"], pick["arc_weight"], pick["label_weight"],
-             pick["las"], pick_given["arc_weight"], pick_given["label_weight"],
-             pick_given["las"], len(rows), len(given), time.perf_counter() - t0)
+             "%g: UPOS %.2f, LAS %.2f; tags given, arcs x %g, labeler x %g: LAS %.2f (%d + %d "
+             "weightings in %.0f s)", pick["tag_weight"], pick["arc_weight"],
+             pick["label_weight"], pick["upos"], pick["las"], pick_given["arc_weight"],
+             pick_given["label_weight"], pick_given["las"], len(rows), len(given),
+             time.perf_counter() - t0)
     return {"tag_weight": pick["tag_weight"], "arc_weight": pick["arc_weight"],
             "label_weight": pick["label_weight"], "arc_weight_given": pick_given["arc_weight"],
             "label_weight_given": pick_given["label_weight"], "tag_weight_by": "upos",
+            "tag_upos": [{"tag_weight": a, "upos": u} for a, u in upos.items()],
             "grid": rows,
             "given_grid": given}
