@@ -314,7 +314,10 @@ def test_joint_parse_counts_changed_tags_and_proves_all(shipped):
     parser, dev = shipped
     try:
         pipe = parser.parse_results(dev, retag=True, trace=False)
-        parser.set_joint(weight=0.1, k=3, margin=30.0)
+        # loose enough to change some tags of these 30 sentences: 3 with en_ewt_gs version 13,
+        # whose tagger is sharper (the network's UPOS view times 4); at 0.1, none (version 12:
+        # some at 0.1)
+        parser.set_joint(weight=0.03, k=3, margin=30.0)
         joint = parser.parse_results(dev, retag=True, trace=False)
         gold_tags = parser.parse_results(dev, retag=False, trace=False)  # input has UPOS
     finally:
@@ -326,7 +329,7 @@ def test_joint_parse_counts_changed_tags_and_proves_all(shipped):
         assert q.tags_changed == diff
         assert q.tag_candidates >= s.n
         changed += diff
-    assert changed > 0  # (the setting is loose enough to change some tags of 25 sentences)
+    assert changed > 0
     assert not any(q.joint for _, q in gold_tags)  # given UPOS are never decoded jointly
 
 

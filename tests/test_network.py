@@ -121,7 +121,10 @@ def test_numpy_forward_is_forward_on_the_real_positions():
 def _shipped_hidden() -> int:
     """The BiLSTM's units per direction in the shipped English model's network."""
     with np.load(Path(__file__).resolve().parents[1] / "models" / "en_ewt_gs.npz") as z:
-        return int(z["network.p.lstm0f_w"].shape[1]) // 4
+        # stored as float16 (network component version 1) or int8 codes (version 2: q)
+        w = z["network.p.lstm0f_w"] if "network.p.lstm0f_w" in z.files else z[
+            "network.q.lstm0f_w"]
+        return int(w.shape[1]) // 4
 
 
 @pytest.mark.parametrize("hidden", sorted({TrainConfig().learned_hidden, _shipped_hidden()}))
