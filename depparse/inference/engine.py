@@ -464,12 +464,7 @@ class Engine:
             return self._parse_joint(sentence, tuple(tag_columns), vectors, max_iter,
                                      single_root, time_limit, network)
         if tag_columns:
-            shared = self._shared_vectors(sentence, vectors)
-            vectors = shared if vectors is None else vectors
-            extra = self._tag_extra(sentence, vectors, network)
-            sentence = self.tagger.retag([sentence], None if shared is None else [shared],
-                                         [TAG_COLUMNS[c] for c in tag_columns],
-                                         None if extra is None else [extra])[0]
+            sentence, vectors = self.tag_one(sentence, tag_columns, vectors, network)
         enc = self.model.vocab.encode(sentence, vectors)
         enc.network = network  # the network reads the forms alone: the tags do not matter
         r = self.decode(enc, max_iter=max_iter, single_root=single_root, trace=trace,
@@ -539,6 +534,19 @@ class Engine:
         if weight and self.learned is not None:
             extra = weight * self.learned.label_logprobs(enc, heads)
         return self.labeler.label_strings(enc, heads, extra)
+
+    def tag_one(self, sentence, tag_columns, vectors=None, network=None):
+        """``(sentence, vectors)``: a copy of ``sentence`` with ``tag_columns`` (of
+        :data:`TAG_COLUMNS`) predicted by the tagger, with the network's UPOS view times
+        ``tag_weight``, as :meth:`parse_one` tags before it parses, and the encoder vectors
+        it used (``vectors`` when given; ``network`` as :meth:`parse_one` takes it)."""
+        shared = self._shared_vectors(sentence, vectors)
+        vectors = shared if vectors is None else vectors
+        extra = self._tag_extra(sentence, vectors, network)
+        tagged = self.tagger.retag([sentence], None if shared is None else [shared],
+                                   [TAG_COLUMNS[c] for c in tag_columns],
+                                   None if extra is None else [extra])[0]
+        return tagged, vectors
 
     def _tag_extra(self, sentence, vectors=None, network=None):
         """The learned network's UPOS view of an untagged sentence, for the tagger:

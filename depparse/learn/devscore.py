@@ -124,28 +124,30 @@ def _parsed(parser, sentences, tick=None):
 
 def tagged_upos(parser, gold, tag_weights=TAG_WEIGHTS, vectors=None):
     """``{tag_weight: dev UPOS}``: the tagger alone on ``gold`` with its tags blanked, for each
-    weight of the network's UPOS view, as :meth:`~depparse.inference.engine.Engine.parse_one`
-    tags a sentence before parsing it (the network's outputs computed once, many sentences
-    per forward pass, as parsing computes them; ``vectors`` as :func:`_relabelled` takes
-    them).  The tags do not depend on the arc and label weights: a parse per tag weight is
-    needed only for the tag weights whose UPOS is best (:func:`choose_expert_weights`)."""
-    eng, vocab = parser.engine, parser.model.vocab
+    weight of the network's UPOS view, as parsing tags a sentence before it parses it
+    (:meth:`~depparse.inference.engine.Engine.tag_one`; the network's outputs computed once,
+    many sentences per forward pass, as parsing computes them; ``vectors`` as
+    :func:`_relabelled` takes them).  The tags do not depend on the arc and label weights: a
+    parse per tag weight is needed only for the tag weights whose UPOS is best
+    (:func:`choose_expert_weights`).  ``parser``'s own weights are restored afterwards."""
+    eng = parser.engine
     blank = blank_tags(gold)
     if vectors is None:
         vectors = [None] * len(blank)
-    shared = [eng._shared_vectors(s, v) for s, v in zip(blank, vectors, strict=True)]
-    outs = None
+    outs = [None] * len(blank)
     if any(tag_weights):
-        outs = eng.learned.batch_outputs([vocab.encode(s, v)
+        outs = eng.learned.batch_outputs([parser.model.vocab.encode(s, v)
                                           for s, v in zip(blank, vectors, strict=True)])
-    columns = [TAG_COLUMNS[c] for c in TAG_COLUMNS]
     got = {}
-    for a in tag_weights:
-        extras = None if not a else [float(a) * o[1][:, eng._net_upos] for o in outs]
-        tagged = [eng.tagger.retag([s], None if sh is None else [sh], columns,
-                                   None if extras is None else [extras[i]])[0]
-                  for i, (s, sh) in enumerate(zip(blank, shared, strict=True))]
-        got[float(a)] = evaluate(gold, tagged).upos
+    saved = eng.set_experts()
+    try:
+        for a in tag_weights:
+            eng.set_experts(tag=float(a))
+            tagged = [eng.tag_one(s, TAG_COLUMNS, v, o)[0]
+                      for s, v, o in zip(blank, vectors, outs, strict=True)]
+            got[float(a)] = evaluate(gold, tagged).upos
+    finally:
+        eng.set_experts(**saved)
     return got
 
 
