@@ -167,6 +167,29 @@ def test_network_heads_rule():
     assert network_heads(np.zeros((1, 1)), 0.5).shape == (1, 1)
 
 
+def test_network_heads_cap():
+    # at most max_heads per word: the most probable of those the threshold keeps, the lower
+    # head first on a tie (brute force by sorting each column's candidates)
+    rng = np.random.default_rng(1)
+    for n in (2, 5, 9, 30):
+        N = n + 1
+        s = np.round(rng.normal(size=(N, N)), 1)  # rounded: ties occur
+        lp = s - np.log(np.exp(s).sum(axis=0, keepdims=True))
+        for t in (1e-3, 0.3):
+            free = network_heads(lp, t)
+            for cap in (1, 2, 4, 40):
+                got = network_heads(lp, t, cap)
+                for m in range(1, N):
+                    cands = sorted((h for h in range(N) if free[h, m]),
+                                   key=lambda h: (-lp[h, m], h))
+                    assert set(np.flatnonzero(got[:, m])) == set(cands[:cap]), (n, t, cap, m)
+                assert not got[:, 0].any()
+    # where every head is as likely (the network unsure), the cap alone limits them
+    flat = np.full((41, 41), -np.log(40.0))
+    assert (network_heads(flat, 1e-3).sum(axis=0)[1:] == 40).all()
+    assert (network_heads(flat, 1e-3, 20).sum(axis=0)[1:] == 20).all()
+
+
 def test_network_rule_adds_to_the_pruner(shipped_dev):
     parser, dev = shipped_dev
     old = parser.decoding
@@ -177,7 +200,8 @@ def test_network_rule_adds_to_the_pruner(shipped_dev):
         parser.set_pruning(network=1e-3)
         both = parser.engine.keep_mask(enc)
         assert (both >= alone).all()
-        assert (both == (alone | network_heads(parser.learned.arc_logprobs(enc), 1e-3))).all()
+        assert (both == (alone | network_heads(parser.learned.arc_logprobs(enc), 1e-3,
+                                                 parser.decoding.prune_max_heads))).all()
         recall, at_least = parser.engine.pruner_recall()
         # measured by the training for the pruner alone (a lower bound now) or with the
         # network's heads at 1e-3 (exact): the model's record says which
@@ -254,3 +278,33 @@ def test_report_page_says_what_is_proved(syn, tmp_path):
     rc, page, err = run_cli(["show", tmp_path / "o.conllu", "--report", rep_path])
     assert rc == 0, err
     assert b"proved optimal over the arcs the pruner keeps" in page
+
+
+def test_an_unsure_network_keeps_few_heads_and_the_line_is_proved(shipped_dev):
+    # a line of account codes and sums, built as en_ewt test's raw text has one (112 words):
+    # the network is unsure of every word, and before the cap its threshold kept about 80
+    # heads per word, branch and bound over them not closing within 120 s; with the cap the
+    # shipped model proves it in about 4 s (2026-12-06)
+    import io
+
+    from depparse.conllu import iter_horizontal
+
+    parser, _ = shipped_dev
+    rng = np.random.default_rng(0)
+    words = []
+    for _ in range(11):
+        words += [f"EY{rng.integers(4000, 4200)}.{rng.integers(1, 10)}", "PERFORMANCE", "01",
+                  "-Feb", "-", "02", "P",
+                  f"{rng.integers(1, 99)},{rng.integers(100, 999)},{rng.integers(100, 999)}",
+                  "-$", f"{rng.integers(10, 999)},{rng.integers(100, 999)}"]
+    (s,) = iter_horizontal(io.StringIO(" ".join(words) + "\n"))
+    assert s.n == 110
+    cols = ("UPOS", "XPOS", "LEMMA", "FEATS")
+    tagged, _ = parser.engine.tag_one(s, cols)
+    enc = parser.model.vocab.encode(tagged)
+    lp = parser.learned.arc_logprobs(enc)
+    cap = parser.decoding.prune_max_heads
+    assert network_heads(lp, parser.decoding.prune_network).sum(axis=0).max() > 2 * cap
+    assert parser.engine.keep_mask(enc).sum(axis=0).max() <= 2 * cap
+    _, r = parser.engine.parse_one(s, tag_columns=cols, time_limit=30)
+    assert r.optimal, (r.nodes, r.seconds)

@@ -8,7 +8,7 @@ the matrix-tree theorem and keep, for each word, the heads whose marginal is at 
 
 A model with a learned network (:mod:`depparse.network.biaffine`) also keeps, for each word,
 the heads whose network probability ``P(h | m)`` is at least ``network_threshold`` times that
-of the network's best head (:func:`network_heads`): the network alone finds 91.5% of en_ewt
+of the network's best head, at most ``max_heads`` of them (:func:`network_heads`): the network alone finds 91.5% of en_ewt
 dev's heads, the pruner's first-order features fewer, and the two miss different arcs.  On
 en_ewt dev (gold tags) the shipped model's pruner alone keeps 99.61% of the gold arcs at 5.15
 heads per word; with the network's heads at 1e-3, 99.90% at 5.36 (pt_bosque 99.64% at 6.43
@@ -28,10 +28,11 @@ from ..features.parts import all_arcs, score_all_arcs
 __all__ = ["candidate_arcs", "network_heads"]
 
 
-def network_heads(logp, threshold):
+def network_heads(logp, threshold, max_heads=None):
     """``(N, N)`` bool: for each word ``m``, the heads ``h`` with ``P(h | m) >= threshold *
     max_h' P(h' | m)`` under the network's ``logp[h, m] = log P(h | m)`` (never ``m = 0`` nor
-    ``h = m``; a threshold of 0 keeps nothing).
+    ``h = m``; a threshold of 0 keeps nothing), at most ``max_heads`` of them (the most
+    probable; ties broken by the lower head index).
 
     Parameters
     ----------
@@ -39,6 +40,11 @@ def network_heads(logp, threshold):
         Column ``m`` is the network's log-distribution over the heads of ``m``.
     threshold : float
         In ``[0, 1]``.
+    max_heads : int, optional
+        The cap, as the pruner's (``--prune-max-heads``); None: no cap.  Where the network is
+        unsure of every word, as in a long line of account codes and sums, the threshold
+        alone keeps most heads of a long sentence (en_ewt test's raw text: a 112-word line,
+        80 heads per word), and branch and bound over that many arcs does not close.
     """
     lp = np.array(logp, dtype=np.float64)
     N = lp.shape[0]
@@ -49,6 +55,12 @@ def network_heads(logp, threshold):
     col = lp[:, 1:]
     best = col.max(axis=0)
     keep[:, 1:] = np.isfinite(col) & (col >= best[None, :] + np.log(threshold))
+    if max_heads is not None and max_heads < N - 1:
+        # rank of each head within its column, most probable first (stable: lower h first)
+        order = np.argsort(-col, axis=0, kind="stable")
+        rank = np.empty_like(order)
+        np.put_along_axis(rank, order, np.arange(N)[:, None].repeat(N - 1, axis=1), axis=0)
+        keep[:, 1:] &= rank < max_heads
     return keep
 
 
@@ -79,5 +91,5 @@ def candidate_arcs(enc, pruner=None, bits=0, threshold=1e-5, max_heads=20, singl
         dense.add_scores(enc, all_arcs(enc.n + 1), s)
     keep = prune_mask(s, arc_marginals(s), threshold, max_heads, single_root)
     if network is not None and network_threshold > 0:
-        keep |= network_heads(network, network_threshold)
+        keep |= network_heads(network, network_threshold, max_heads)
     return keep

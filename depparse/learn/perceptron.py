@@ -508,7 +508,11 @@ def setup_training(train_sents, dev_sents, config=None, decoding=None, training=
                                     "pruner_heads_per_word": kept / words,
                                     # the network's heads kept beside (Engine.pruner_recall)
                                     "pruner_network": (decoding.prune_network
-                                                       if engine.learned is not None else 0.0)})
+                                                       if engine.learned is not None else 0.0),
+                                    # the network's heads capped at prune_max_heads (from
+                                    # 2026-12-06; records without the key measured them
+                                    # uncapped: docs/proofs.md)
+                                    "pruner_network_capped": True})
         log.info("pruner on dev: gold-arc recall %.2f%%, %.2f heads per word",
                  100.0 * hit / words, kept / words)
     return Setup(trainer, engine, data, dev, dev_sents or None, encoded, heads, t_prune,
