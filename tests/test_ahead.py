@@ -152,3 +152,45 @@ def test_cli_bad_line_late_in_the_input_with_the_encoder_ahead(tmp_path, threads
     skipped = [ln for ln in err.splitlines() if ln.startswith("depparse: skipped:")]
     assert len(skipped) == 1 and skipped[0].startswith(f"depparse: skipped: {src}:{line_no}:")
     assert out.read_text(encoding="utf-8").count("\n\n") == 299
+
+
+def test_the_network_pass_on_either_thread_gives_the_same_parse(shipped_dev, monkeypatch):
+    """A network over multilingual-e5-small's layers (the shipped English model): the
+    encoders run on the helper thread and the network's own pass on the decoder's
+    (Engine.network_on_helper False); with it on the helper, and with one thread, the same
+    trees, labels, tags and proofs."""
+    from depparse.network import biaffine
+
+    parser, dev = shipped_dev
+    assert parser.engine.learned.spec.mix_layers and not parser.engine.network_on_helper
+    sents = dev[:40]
+    where = {"layers": set(), "network": set()}
+    real_layers, real_out = biaffine.Network.attach_layers, biaffine.Network.batch_outputs
+
+    def layers(self, encs, progress=None):
+        if any(e.layers is None for e in encs):
+            where["layers"].add(threading.current_thread().name)
+        return real_layers(self, encs, progress)
+
+    def outputs(self, encs, batch=64):
+        where["network"].add(threading.current_thread().name)
+        return real_out(self, encs, batch)
+
+    monkeypatch.setattr(biaffine.Network, "attach_layers", layers)
+    monkeypatch.setattr(biaffine.Network, "batch_outputs", outputs)
+    runs = {}
+    for name, helper, threads in (("one", None, 1), ("split", False, 2), ("helper", True, 2)):
+        if helper is not None:
+            monkeypatch.setattr(parser.engine, "network_on_helper", helper)
+        for k in where:
+            where[k].clear()
+        runs[name] = parser.parse_results(sents, threads=threads)
+        if name == "split":
+            assert where == {"layers": {"depparse-encoder"}, "network": {"MainThread"}}
+        elif name == "helper":
+            assert where == {"layers": {"depparse-encoder"}, "network": {"depparse-encoder"}}
+    for other in ("split", "helper"):
+        for (x, rx), (y, ry) in zip(runs["one"], runs[other], strict=True):
+            assert np.array_equal(x.heads, y.heads) and list(x.rels) == list(y.rels)
+            assert list(x.upos) == list(y.upos)
+            assert rx.iterations == ry.iterations and rx.proof == ry.proof

@@ -150,6 +150,13 @@ class Engine:
                                       0 if model.vocab is None else model.vocab.vector_layer)
         self.learned = model_network(model.components.get("network"),
                                      model.config.learned_scale)
+        # iter_parsed(ahead > 0): where the learned network's own forward pass (BiLSTM and
+        # heads) runs.  On the helper thread beside the encoders, unless the network reads
+        # multilingual-e5-small's layers: that encoder is the helper's largest cost, and the
+        # network's pass then balances the two threads better on the decoder's
+        # (benchmarks/experiments/README.md, "The network's pass on the decoder's thread")
+        self.network_on_helper = (self.learned is None
+                                  or not self.learned.spec.mix_layers)
         # the network's UPOS and DEPREL views, multiplied into the tagger's and the labeler's
         # (products of experts; weights: ModelConfig.learned_tag_weight / _label_weight)
         # label_weight: for sentences whose UPOS the tagger predicts; label_weight_given: for
@@ -630,7 +637,8 @@ class Engine:
                     # a helper thread stops (and is joined) before the BLAS limit is lifted
                     vectors.close()
                 return
-            chunks = self._network_chunks(sentences(), pending)
+            split = bool(ahead) and not self.network_on_helper
+            chunks = self._network_chunks(sentences(), pending, outputs=not split)
             if ahead:
                 # the network's forward pass on the helper as well: 1.2 times the words/s
                 # of the encoder alone ahead (benchmarks/experiments/README.md, "The
@@ -639,24 +647,33 @@ class Engine:
                 chunks = run_ahead(chunks, ahead, name="depparse-encoder")
             try:
                 for chunk, outputs in chunks:
+                    if split:  # the encoders' layers came from the helper: the network here
+                        outputs = self.learned.batch_outputs(outputs)
                     for (v, (s, cols)), out in zip(chunk, outputs, strict=True):
                         yield self.parse_one(s, vectors=v, tag_columns=cols, network=out,
                                              **kw)
             finally:
                 chunks.close()
 
-    def _network_chunks(self, sentences, pending):
+    def _network_chunks(self, sentences, pending, outputs=True):
         """``(chunk, network outputs)`` of :data:`LEARNED_CHUNK` sentences at a
         time (``chunk``: their ``(vectors, (sentence, tag_columns))``), the network's scores
         of a chunk from one forward pass (2.3x the words/s of one sentence at a time,
         benchmarks/experiments/README.md); its input is the words alone, so the tags
-        predicted in parse_one do not change them."""
+        predicted in parse_one do not change them.  ``outputs`` False: ``(chunk, encoded
+        sentences)`` instead, with the encoder's layers that the network reads attached
+        (:meth:`~depparse.network.biaffine.Network.attach_layers`), for the caller's
+        ``batch_outputs``: the same outputs."""
         vectors = self.model.vocab.iter_context_vectors(sentences)
         try:
             stream = _paired(vectors, pending)
             while chunk := list(itertools.islice(stream, LEARNED_CHUNK)):
                 encs = [self.model.vocab.encode(s, v) for v, (s, _) in chunk]
-                yield chunk, self.learned.batch_outputs(encs)
+                if outputs:
+                    yield chunk, self.learned.batch_outputs(encs)
+                else:
+                    self.learned.attach_layers(encs)
+                    yield chunk, encs
         finally:
             vectors.close()
     def tag(self, sentences, columns):
