@@ -335,9 +335,10 @@ REFERENCE_UDPIPE1 = (
     "against this\nmodel, trained on the dev split only ({train_words} words).")
 
 #: What changed since the previous shipped model (the card's version table).
-CHANGES = ("the learned network reads a learned mix of multilingual-e5-small's layers 0-8 beside "
-           "MiniLM's layer 3 (`--learned-encoder 9`); the experts' tag weight chosen by dev UPOS "
-           "(the rule of commit 55a9ed3; version 12 chose it by dev LAS); the rest as in version 12")
+CHANGES = ("the learned network reads a learned mix of multilingual-e5-small's layers 0-8 "
+           "beside MiniLM's layer 3 (`--learned-encoder 9`); the experts' tag weight chosen by "
+           "dev UPOS (the rule of commit 55a9ed3; version 12 chose it by dev LAS); the rest as "
+           "in version 12")
 
 
 def train_dev(spec: dict):

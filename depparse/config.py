@@ -271,15 +271,18 @@ class DecodeConfig(_Config):
                                      "is at least T times the best head's; higher is faster",
                                      lo=0.0, hi=1.0, metavar="T", cli=("train", "parse"))
     prune_max_heads: int = setting(20, "sib/gs models: at most H candidate heads per word "
-                                   "by the pruner's marginals, and at most H more by the "
-                                   "learned network's probabilities; lower is faster", lo=1, metavar="H", cli=("train", "parse"))
+                                   "by the pruner's marginals (and its best tree's head), "
+                                   "and at most H more by the learned network's "
+                                   "probabilities; lower is faster",
+                                   lo=1, metavar="H", cli=("train", "parse"))
     # a parse-time rule over scores the model has: on en_ewt dev with the shipped model, 1e-3
     # keeps 99.90% of the gold arcs at 5.36 heads per word, the pruner alone 99.61% at 5.15
     # (benchmarks/results/proofs.md)
     prune_network: float = setting(1e-3, "models with a learned network: also keep the heads "
                                    "whose network probability P(head | word) is at least T "
                                    "times the best head's (at most --prune-max-heads of "
-                                   "them), beside the pruner's (0: the pruner alone)", lo=0.0, hi=1.0, metavar="T", cli=("train", "parse"))
+                                   "them), beside the pruner's (0: the pruner alone)",
+                                   lo=0.0, hi=1.0, metavar="T", cli=("train", "parse"))
     time_limit: float | None = setting(PROOF_SECONDS, "seconds per sentence for its decoding and "
                                        "proof; then the best tree found so far, marked not "
                                        "proved, and the run's summary counts it (0: no limit, "
