@@ -284,9 +284,10 @@ def build_parser(extra=()):
     p.add_argument("--jobs", type=int, default=1,
                    help="worker processes (default: 1; 0: one per CPU); same output as 1")
     p.add_argument("--threads", type=int, choices=(1, 2),
-                   help="threads of one process (--jobs 1): 2 runs the encoder and the learned "
-                        "network a batch ahead of the decoding, 1 keeps to one core; same "
-                        "output (default: 2 where the machine has two CPUs or more)")
+                   help="threads of one process (--jobs 1): 2 runs the encoders and the "
+                        "learned network (over e5's layers: the encoders alone) a batch ahead "
+                        "of the decoding, 1 keeps to one core; same output (default: 2 where "
+                        "the machine has two CPUs or more)")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="parse on a Dask cluster (e.g. tcp://127.0.0.1:8786): its workers "
                         "read the inputs and write shard files beside the output, on a "

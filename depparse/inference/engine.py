@@ -150,13 +150,6 @@ class Engine:
                                       0 if model.vocab is None else model.vocab.vector_layer)
         self.learned = model_network(model.components.get("network"),
                                      model.config.learned_scale)
-        # iter_parsed(ahead > 0): where the learned network's own forward pass (BiLSTM and
-        # heads) runs.  On the helper thread beside the encoders, unless the network reads
-        # multilingual-e5-small's layers: that encoder is the helper's largest cost, and the
-        # network's pass then balances the two threads better on the decoder's
-        # (benchmarks/experiments/README.md, "The network's pass on the decoder's thread")
-        self.network_on_helper = (self.learned is None
-                                  or not self.learned.spec.mix_layers)
         # the network's UPOS and DEPREL views, multiplied into the tagger's and the labeler's
         # (products of experts; weights: ModelConfig.learned_tag_weight / _label_weight)
         # label_weight: for sentences whose UPOS the tagger predicts; label_weight_given: for
@@ -188,6 +181,16 @@ class Engine:
                                        ld, self.dense, len(model.vocab.deprel)))
 
     # -- pruning ---------------------------------------------------------------------------
+    @property
+    def network_on_helper(self) -> bool:
+        """With :meth:`iter_parsed`'s ``ahead`` > 0: does the learned network's own forward
+        pass (BiLSTM and heads) run on the helper thread beside the encoders?  Yes, unless
+        the network reads multilingual-e5-small's layers: that encoder is then the helper's
+        largest cost, and the network's pass balances the two threads better on the
+        decoder's (benchmarks/experiments/README.md, "The network's pass on the decoder's
+        thread")."""
+        return self.learned is None or not self.learned.spec.mix_layers
+
     def set_pruning(self, threshold=None, max_heads=None, network=None):
         """Prune harder (faster) or more loosely than the model was trained with.
 
@@ -626,10 +629,11 @@ class Engine:
         :meth:`parse_one` but ``tag_columns``, ``vectors`` and ``network``.
 
         ``ahead`` > 0: the encoder's passes, the learned network's (a chunk of
-        :data:`LEARNED_CHUNK` sentences each) and the reading of ``items`` they drive run on
-        a second thread, up to that many passes (or chunks) ahead of the decoding; the
-        output is the same.  What reading ``items`` raises is raised here, in its place in
-        the order."""
+        :data:`LEARNED_CHUNK` sentences each; for a network over e5's layers, only those
+        layers: its own pass runs on this thread, :attr:`network_on_helper`) and the reading
+        of ``items`` they drive run on a second thread, up to that many passes (or chunks)
+        ahead of the decoding; the output is the same.  What reading ``items`` raises is
+        raised here, in its place in the order."""
         pending = collections.deque()
 
         def sentences():
@@ -653,10 +657,11 @@ class Engine:
             split = bool(ahead) and not self.network_on_helper
             chunks = self._network_chunks(sentences(), pending, outputs=not split)
             if ahead:
-                # the network's forward pass on the helper as well: 1.2 times the words/s
-                # of the encoder alone ahead (benchmarks/experiments/README.md, "The
-                # learned network ahead too"), now that the decoders' kernels release the
-                # GIL (nogil) and leave the helper its share of the interpreter
+                # the network's forward pass on the helper as well (network_on_helper): 1.2
+                # times the words/s of the encoder alone ahead (benchmarks/experiments/
+                # README.md, "The learned network ahead too"), now that the decoders'
+                # kernels release the GIL (nogil) and leave the helper its share of the
+                # interpreter; with e5's layers, those alone on the helper
                 chunks = run_ahead(chunks, ahead, name="depparse-encoder")
             try:
                 for chunk, outputs in chunks:

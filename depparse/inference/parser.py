@@ -23,7 +23,8 @@ from .parallel import iter_parallel
 __all__ = ["JointInput", "ParseResult", "Parser", "tree_decoder"]
 
 #: The encoder's passes (with a learned network: chunks of
-#: :data:`~.engine.LEARNED_CHUNK` sentences and the network's outputs) computed ahead of the
+#: :data:`~.engine.LEARNED_CHUNK` sentences and the network's outputs, or e5's layers alone
+#: for a network that reads them: ``Engine.network_on_helper``) computed ahead of the
 #: decoding on a second thread (``threads=2``).
 ENCODER_AHEAD = 2
 
@@ -94,9 +95,10 @@ class Parser:
         jobs : int
             Worker processes (:mod:`.parallel`); the output is identical to ``jobs=1``.
         threads : int, optional
-            Threads of this process when ``jobs`` is 1: 2 runs the encoder and the learned
-            network a batch ahead of the decoding on a second thread (raw English text at
-            1.2-1.6 times the words/s of one thread on two cores; the output is the same),
+            Threads of this process when ``jobs`` is 1: 2 runs the encoders and the learned
+            network (for a network over e5's layers, the encoders alone) a batch ahead of the
+            decoding on a second thread (raw English text at 1.2-1.6 times the words/s of one
+            thread on two cores; the output is the same),
             1 keeps to one thread.  Default: 2 where the machine has two CPUs or more.
             Worker processes use one thread each.
         retag : bool
