@@ -25,7 +25,7 @@ import numpy as np
 
 from .mst import chu_liu_edmonds
 
-__all__ = ["arc_marginals", "log_partition", "prune_mask"]
+__all__ = ["arc_marginals", "log_partition", "prune_mask", "top_per_column"]
 
 
 def _laplacian(scores):
@@ -92,6 +92,16 @@ def arc_marginals(scores):
     return mu
 
 
+def top_per_column(values, k):
+    """``(R, C)`` bool: in each column of ``values``, its ``k`` largest entries (on a tie, the
+    lower row first)."""
+    order = np.argsort(-values, axis=0, kind="stable")
+    rank = np.empty_like(order)
+    rows = np.broadcast_to(np.arange(values.shape[0])[:, None], values.shape)
+    np.put_along_axis(rank, order, rows, axis=0)
+    return rank < k
+
+
 def prune_mask(scores, mu=None, threshold=1e-4, max_heads=20, single_root=True):
     """Kept arcs: per modifier, heads with ``mu >= threshold * max_h mu``, capped.
 
@@ -123,11 +133,7 @@ def prune_mask(scores, mu=None, threshold=1e-4, max_heads=20, single_root=True):
     best = col.max(axis=0)
     ok = col >= threshold * best[None, :]
     if max_heads < N:
-        # rank heads per modifier by marginal; keep the top max_heads
-        order = np.argsort(-col, axis=0, kind="stable")
-        rank = np.empty_like(order)
-        np.put_along_axis(rank, order, np.arange(N)[:, None].repeat(N - 1, axis=1), axis=0)
-        ok &= rank < max_heads
+        ok &= top_per_column(col, max_heads)  # the top max_heads heads by marginal
     keep[:, 1:] = ok & (col > 0)
     heads = chu_liu_edmonds(s, single_root=single_root)
     keep[heads[1:], np.arange(1, N)] = True

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..decode.marginals import arc_marginals, prune_mask
+from ..decode.marginals import arc_marginals, prune_mask, top_per_column
 from ..features.parts import all_arcs, score_all_arcs
 
 __all__ = ["candidate_arcs", "network_heads"]
@@ -58,11 +58,7 @@ def network_heads(logp, threshold, max_heads=None):
     best = col.max(axis=0)
     keep[:, 1:] = np.isfinite(col) & (col >= best[None, :] + np.log(threshold))
     if max_heads is not None and max_heads < N - 1:
-        # rank of each head within its column, most probable first (stable: lower h first)
-        order = np.argsort(-col, axis=0, kind="stable")
-        rank = np.empty_like(order)
-        np.put_along_axis(rank, order, np.arange(N)[:, None].repeat(N - 1, axis=1), axis=0)
-        keep[:, 1:] &= rank < max_heads
+        keep[:, 1:] &= top_per_column(col, max_heads)
     return keep
 
 

@@ -664,9 +664,9 @@ class Engine:
                 # interpreter; with e5's layers, those alone on the helper
                 chunks = run_ahead(chunks, ahead, name="depparse-encoder")
             try:
-                for chunk, outputs in chunks:
-                    if split:  # the encoders' layers came from the helper: the network here
-                        outputs = self.learned.batch_outputs(outputs)
+                for chunk, got in chunks:
+                    # split: e5's layers came from the helper, the network's pass is here
+                    outputs = self.learned.batch_outputs(got) if split else got
                     for (v, (s, cols)), out in zip(chunk, outputs, strict=True):
                         yield self.parse_one(s, vectors=v, tag_columns=cols, network=out,
                                              **kw)
@@ -687,11 +687,8 @@ class Engine:
             stream = _paired(vectors, pending)
             while chunk := list(itertools.islice(stream, LEARNED_CHUNK)):
                 encs = [self.model.vocab.encode(s, v) for v, (s, _) in chunk]
-                if outputs:
-                    yield chunk, self.learned.batch_outputs(encs)
-                else:
-                    self.learned.attach_layers(encs)
-                    yield chunk, encs
+                self.learned.attach_layers(encs)  # e5's layers, where the network reads them
+                yield chunk, self.learned.batch_outputs(encs) if outputs else encs
         finally:
             vectors.close()
     def tag(self, sentences, columns):
